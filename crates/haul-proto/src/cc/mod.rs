@@ -1,0 +1,86 @@
+//! Congestion control: one small interface, controllers chosen per connection by a factory.
+//!
+//! A controller sees samples (ACKs with RTT and delivery rate, loss reports, timeouts) and answers
+//! with two numbers: the pacing period between packets and the window of packets in flight.
+//! Controllers are pure: time arrives as an argument.
+
+mod daimd;
+mod fixed;
+
+pub use daimd::{Udt4Daimd, Udt4DaimdFactory};
+pub use fixed::{FixedRate, FixedRateFactory};
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+/// What a controller is told when its connection starts sending.
+#[derive(Debug, Clone, Copy)]
+pub struct CcInit {
+    /// When the connection was established.
+    pub now: Instant,
+    /// Maximum segment size in bytes, IP and UDP headers included.
+    pub mss: u32,
+    /// Extended initial sequence number of the sending direction.
+    pub isn: u64,
+    /// The peer's flow window from the handshake, in packets.
+    pub peer_flow_window: u32,
+}
+
+/// The sender's current view of the path, passed with every sample.
+#[derive(Debug, Clone, Copy)]
+pub struct PathEstimate {
+    /// Smoothed RTT.
+    pub rtt: Duration,
+    /// Smoothed RTT variance.
+    pub rtt_var: Duration,
+    /// Smoothed receive rate reported by the peer, packets per second.
+    pub recv_rate: u32,
+    /// Smoothed link capacity reported by the peer, packets per second.
+    pub capacity: u32,
+    /// Extended sequence number of the last packet sent.
+    pub largest_sent: u64,
+}
+
+/// A full or medium ACK, after the sender has folded its numbers into its estimates.
+#[derive(Debug, Clone, Copy)]
+pub struct AckSample {
+    /// Extended sequence number the receiver expects next.
+    pub ack_seq: u64,
+    /// Packets newly acknowledged by this ACK.
+    pub newly_acked: u64,
+    /// The path as the sender now sees it.
+    pub path: PathEstimate,
+}
+
+/// A loss report (NAK) from the receiver.
+#[derive(Debug, Clone, Copy)]
+pub struct LossSample {
+    /// Extended sequence number of the first lost packet in the report.
+    pub first_lost: u64,
+    /// Packets the report names.
+    pub lost: u64,
+    /// The path as the sender now sees it.
+    pub path: PathEstimate,
+}
+
+/// A congestion controller: samples in, pacing period and window out.
+pub trait CongestionControl: Send + fmt::Debug {
+    /// A short name for statistics and logs.
+    fn name(&self) -> &'static str;
+    /// A full or medium ACK arrived.
+    fn on_ack(&mut self, now: Instant, ack: &AckSample);
+    /// A loss report arrived.
+    fn on_loss(&mut self, now: Instant, loss: &LossSample);
+    /// The retransmission (EXP) timer fired with data outstanding.
+    fn on_timeout(&mut self, now: Instant, path: &PathEstimate);
+    /// Time between two data packets.
+    fn pacing_period(&self) -> Duration;
+    /// Packets allowed in flight (the flow window also applies).
+    fn window(&self) -> u32;
+}
+
+/// Builds a controller for each new connection.
+pub trait CongestionControlFactory: Send + Sync + fmt::Debug {
+    /// A fresh controller.
+    fn build(&self, init: &CcInit) -> Box<dyn CongestionControl>;
+}

@@ -1,0 +1,64 @@
+//! Per-connection settings.
+
+use crate::cc::{CongestionControlFactory, Udt4DaimdFactory};
+use crate::wire::SocketType;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// IP + UDP header bytes the MSS includes.
+pub const IP_UDP_OVERHEAD: u32 = 28;
+/// Smallest MSS accepted from a peer.
+pub const MIN_MSS: u32 = 76;
+
+/// Settings for one connection.
+#[derive(Debug, Clone)]
+pub struct ConnectionConfig {
+    /// Stream or message (datagram) mode; both ends must agree.
+    pub socket_type: SocketType,
+    /// Maximum segment size in bytes, IP and UDP headers included (default 1500).
+    pub mss: u32,
+    /// Receive buffer in packets; also the flow window offered to the peer.
+    pub recv_buffer_packets: u32,
+    /// Send buffer in bytes.
+    pub send_buffer_bytes: usize,
+    /// A peer silent for this long is declared gone (default 10 s).
+    pub idle_timeout: Duration,
+    /// A client gives up connecting after this long (default 3 s, as the reference).
+    pub connect_timeout: Duration,
+    /// A rendezvous gives up after this long (default 30 s, as the reference).
+    pub rendezvous_timeout: Duration,
+    /// Send a keep-alive when nothing was sent for this long.
+    pub keepalive_interval: Duration,
+    /// Re-send NAKs for packets still missing after an RTO (the reference never does).
+    pub periodic_nak: bool,
+    /// Largest number of equal-size packets one transmit may carry (UDP GSO); 1 disables batching.
+    pub max_segments: usize,
+    /// Builds the congestion controller.
+    pub congestion: Arc<dyn CongestionControlFactory>,
+}
+
+impl Default for ConnectionConfig {
+    fn default() -> Self {
+        Self {
+            socket_type: SocketType::Stream,
+            mss: 1500,
+            recv_buffer_packets: 65_536,
+            send_buffer_bytes: 64 << 20,
+            idle_timeout: Duration::from_secs(10),
+            connect_timeout: Duration::from_secs(3),
+            rendezvous_timeout: Duration::from_secs(30),
+            keepalive_interval: Duration::from_secs(1),
+            periodic_nak: true,
+            max_segments: 64,
+            congestion: Arc::new(Udt4DaimdFactory),
+        }
+    }
+}
+
+impl ConnectionConfig {
+    /// Payload bytes per data packet for a given MSS: MSS − 28 (IP/UDP) − 16 (header).
+    pub fn payload_for(mss: u32) -> usize {
+        mss.saturating_sub(IP_UDP_OVERHEAD + crate::wire::HEADER_LEN as u32)
+            .max(1) as usize
+    }
+}

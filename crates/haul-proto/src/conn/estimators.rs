@@ -1,0 +1,201 @@
+//! Receiver- and sender-side estimates, with the reference's formulas and start values.
+
+use std::time::{Duration, Instant};
+
+/// Smoothed RTT and RTT variance in microseconds (`RTT = (7·RTT + s)/8`, `Var = (3·Var + |s − RTT|)/4`).
+#[derive(Debug, Clone, Copy)]
+pub struct RttEstimator {
+    rtt_us: u32,
+    var_us: u32,
+}
+
+impl Default for RttEstimator {
+    fn default() -> Self {
+        Self {
+            rtt_us: 100_000,
+            var_us: 50_000,
+        }
+    }
+}
+
+impl RttEstimator {
+    /// Folds in one sample.
+    pub fn update(&mut self, sample_us: u32) {
+        let diff = (sample_us as i64 - self.rtt_us as i64).unsigned_abs();
+        self.var_us = ((self.var_us as u64 * 3 + diff) >> 2) as u32;
+        self.rtt_us = ((self.rtt_us as u64 * 7 + sample_us as u64) >> 3) as u32;
+    }
+
+    /// Smoothed RTT, microseconds.
+    pub fn rtt_us(&self) -> u32 {
+        self.rtt_us
+    }
+
+    /// Smoothed variance, microseconds.
+    pub fn var_us(&self) -> u32 {
+        self.var_us
+    }
+
+    /// Smoothed RTT.
+    pub fn rtt(&self) -> Duration {
+        Duration::from_micros(self.rtt_us as u64)
+    }
+
+    /// Smoothed variance.
+    pub fn var(&self) -> Duration {
+        Duration::from_micros(self.var_us as u64)
+    }
+
+    /// RTT + 4·RTTVar: how long to wait before repeating a report.
+    pub fn rto(&self) -> Duration {
+        Duration::from_micros(self.rtt_us as u64 + 4 * self.var_us as u64)
+    }
+}
+
+/// A 7/8 moving average updated only by positive values.
+#[derive(Debug, Clone, Copy)]
+pub struct SmoothedRate(u32);
+
+impl SmoothedRate {
+    /// Starts at `initial`.
+    pub fn new(initial: u32) -> Self {
+        Self(initial)
+    }
+
+    /// Folds in `sample` unless it is zero.
+    pub fn update(&mut self, sample: u32) {
+        if sample > 0 {
+            self.0 = ((self.0 as u64 * 7 + sample as u64) >> 3) as u32;
+        }
+    }
+
+    /// The current value.
+    pub fn get(&self) -> u32 {
+        self.0
+    }
+}
+
+const ARRIVAL_WINDOW: usize = 16;
+const PROBE_WINDOW: usize = 64;
+
+/// The receiver's record of packet arrivals: receive rate and link capacity (packet pairs).
+#[derive(Debug, Clone)]
+pub struct ArrivalWindow {
+    intervals: [u32; ARRIVAL_WINDOW],
+    next_interval: usize,
+    last_arrival: Option<Instant>,
+    probes: [u32; PROBE_WINDOW],
+    next_probe: usize,
+    probe_start: Option<Instant>,
+}
+
+impl Default for ArrivalWindow {
+    fn default() -> Self {
+        Self {
+            intervals: [1_000_000; ARRIVAL_WINDOW],
+            next_interval: 0,
+            last_arrival: None,
+            probes: [1_000; PROBE_WINDOW],
+            next_probe: 0,
+            probe_start: None,
+        }
+    }
+}
+
+impl ArrivalWindow {
+    /// Records a data packet's arrival; `seq_low_bits` is its sequence number's low 4 bits.
+    pub fn on_arrival(&mut self, now: Instant, seq_low_bits: u32) {
+        if let Some(last) = self.last_arrival {
+            self.intervals[self.next_interval] = micros_between(last, now);
+            self.next_interval = (self.next_interval + 1) % ARRIVAL_WINDOW;
+        }
+        self.last_arrival = Some(now);
+        match seq_low_bits {
+            0 => self.probe_start = Some(now),
+            1 => {
+                if let Some(start) = self.probe_start.take() {
+                    self.probes[self.next_probe] = micros_between(start, now);
+                    self.next_probe = (self.next_probe + 1) % PROBE_WINDOW;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Packets per second: the mean of the inter-arrival times within [median/8, median·8],
+    /// or 0 if no more than half of them qualify.
+    pub fn recv_rate(&self) -> u32 {
+        let median = median(self.intervals);
+        let (upper, lower) = (median.saturating_mul(8), median / 8);
+        let (count, sum) = self
+            .intervals
+            .iter()
+            .filter(|&&v| v < upper && v > lower)
+            .fold((0u64, 0u64), |(c, s), &v| (c + 1, s + v as u64));
+        if count > (ARRIVAL_WINDOW / 2) as u64 {
+            per_second(sum / count)
+        } else {
+            0
+        }
+    }
+
+    /// Link capacity in packets per second from the filtered median of packet-pair gaps.
+    pub fn capacity(&self) -> u32 {
+        let median = median(self.probes);
+        let (upper, lower) = (median.saturating_mul(8), median / 8);
+        let (count, sum) = self
+            .probes
+            .iter()
+            .filter(|&&v| v < upper && v > lower)
+            .fold((1u64, median as u64), |(c, s), &v| (c + 1, s + v as u64));
+        per_second(sum / count)
+    }
+}
+
+fn micros_between(earlier: Instant, later: Instant) -> u32 {
+    later
+        .saturating_duration_since(earlier)
+        .as_micros()
+        .min(u32::MAX as u128) as u32
+}
+
+fn median<const N: usize>(mut values: [u32; N]) -> u32 {
+    let mid = N / 2;
+    *values.select_nth_unstable(mid).1
+}
+
+fn per_second(mean_us: u64) -> u32 {
+    (1_000_000 / mean_us.max(1)).min(u32::MAX as u64) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_values_match_the_reference() {
+        let w = ArrivalWindow::default();
+        assert_eq!(w.recv_rate(), 1);
+        assert_eq!(w.capacity(), 1000);
+        let r = RttEstimator::default();
+        assert_eq!((r.rtt_us(), r.var_us()), (100_000, 50_000));
+    }
+
+    #[test]
+    fn steady_arrivals_give_their_rate() {
+        let mut w = ArrivalWindow::default();
+        let t0 = Instant::now();
+        for i in 0..64u32 {
+            w.on_arrival(t0 + Duration::from_micros(100 * i as u64), i & 0xF);
+        }
+        assert_eq!(w.recv_rate(), 10_000);
+    }
+
+    #[test]
+    fn rtt_smoothing() {
+        let mut r = RttEstimator::default();
+        r.update(20_000);
+        assert_eq!(r.rtt_us(), (100_000 * 7 + 20_000) / 8);
+        assert_eq!(r.var_us(), (50_000 * 3 + 80_000) / 4);
+    }
+}

@@ -1,0 +1,1373 @@
+//! One connection's state machine: handshake, reliable delivery, timers, congestion control.
+//!
+//! Sans-IO: the driver feeds datagrams with [`Connection::handle_datagram`], asks for packets with
+//! [`Connection::poll_transmit`], sleeps until [`Connection::poll_timeout`] and then calls
+//! [`Connection::handle_timeout`]. The application uses [`Connection::write`] /
+//! [`Connection::read`] (stream mode) or [`Connection::send_msg`] / [`Connection::recv_msg`]
+//! (message mode) and watches [`Connection::poll_event`].
+
+mod config;
+mod estimators;
+mod recv_buf;
+mod send_buf;
+
+pub use config::ConnectionConfig;
+
+use crate::cc::{AckSample, CcInit, CongestionControl, LossSample, PathEstimate};
+use crate::ranges::RangeMap;
+use crate::seq::{AckNo, SeqNo};
+use crate::wire::{
+    Control, ControlPacket, DataHeader, FullAck, Handshake, LossList, LossRange, Packet, PeerIp,
+    RateReport, RequestType, SocketType, HEADER_LEN,
+};
+use config::MIN_MSS;
+use estimators::{ArrivalWindow, RttEstimator, SmoothedRate};
+use recv_buf::{RecvBuffer, Stored};
+use send_buf::SendBuffer;
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+use thiserror::Error;
+
+/// The reference's SYN interval: ACK timer and rate-control period.
+const SYN: Duration = Duration::from_millis(10);
+/// Handshake packets are repeated this often.
+const HANDSHAKE_INTERVAL: Duration = Duration::from_millis(250);
+/// Smallest retransmission (EXP) interval.
+const MIN_EXP: Duration = Duration::from_millis(300);
+/// A light ACK goes out every this many data packets.
+const LIGHT_ACK_PACKETS: u32 = 64;
+/// ACKs remembered for RTT measurement by ACK2.
+const ACK_HISTORY: usize = 1024;
+/// Most NAK packets sent per ACK tick by the periodic re-NAK.
+const MAX_RENAK_PACKETS: usize = 4;
+/// Most pacing credit a connection may bank while the driver sleeps.
+const MAX_PACING_CREDIT: Duration = Duration::from_millis(1);
+/// Copies of the shutdown packet (it is never retransmitted).
+const SHUTDOWN_COPIES: usize = 3;
+
+/// Where the connection came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Client,
+    Server,
+    Rendezvous,
+}
+
+/// Handshake progress before the connection is up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Client: waiting for the cookie (0) or for the acceptance (cookie known).
+    Connecting { cookie: u32 },
+    /// Rendezvous: sending type 0, or type −1 once the peer's request was seen.
+    Rendezvous { answering: bool },
+    /// Data may flow.
+    Connected,
+    /// Finished; see the reason.
+    Closed(CloseReason),
+}
+
+/// Why a connection ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum CloseReason {
+    /// The application closed it.
+    #[error("closed locally")]
+    LocalClose,
+    /// The peer sent a shutdown.
+    #[error("closed by the peer")]
+    PeerClosed,
+    /// Nothing was heard from the peer within the idle timeout.
+    #[error("peer silent for longer than the idle timeout")]
+    TimedOut,
+    /// The handshake did not complete in time.
+    #[error("no answer to the connection request")]
+    ConnectTimeout,
+    /// The peer rejected the handshake (version or socket-type mismatch).
+    #[error("connection rejected by the peer")]
+    Rejected,
+    /// The peer reported an error code.
+    #[error("peer reported error {0}")]
+    PeerError(u32),
+}
+
+/// Something the application should know about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// The handshake completed.
+    Connected,
+    /// Data (or a message) can be read.
+    Readable,
+    /// Send-buffer space was freed after a write could not complete.
+    Writable,
+    /// The connection ended.
+    Closed(CloseReason),
+}
+
+/// Why a read or write could not proceed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum StreamError {
+    /// Nothing can be done now; wait for an event.
+    #[error("operation would block")]
+    Blocked,
+    /// The handshake has not completed.
+    #[error("not connected yet")]
+    NotConnected,
+    /// The connection ended.
+    #[error("connection closed: {0}")]
+    Closed(CloseReason),
+    /// The call does not fit the connection's socket type.
+    #[error("operation not supported in this socket mode")]
+    WrongMode,
+    /// A message larger than the send buffer can never be sent.
+    #[error("message larger than the send buffer")]
+    MessageTooLarge,
+}
+
+/// A datagram (or a batch of equal-size datagrams for UDP GSO) ready to be sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Transmit {
+    /// Where to send it.
+    pub destination: SocketAddr,
+    /// Bytes written into the caller's buffer.
+    pub size: usize,
+    /// With several packets: the size of each (the last may be shorter).
+    pub segment_size: Option<usize>,
+}
+
+/// Counters and estimates of one connection.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Stats {
+    /// Smoothed RTT.
+    pub rtt: Duration,
+    /// RTT variance.
+    pub rtt_var: Duration,
+    /// Current pacing period between data packets.
+    pub pacing_period: Duration,
+    /// Congestion window, packets.
+    pub congestion_window: u32,
+    /// Flow window offered by the peer, packets.
+    pub flow_window: u64,
+    /// Delivery rate the peer reports, packets per second.
+    pub delivery_rate: u32,
+    /// Link capacity the peer estimates, packets per second.
+    pub link_capacity: u32,
+    /// Data packets sent, first transmissions.
+    pub packets_sent: u64,
+    /// Data packets retransmitted.
+    pub packets_retransmitted: u64,
+    /// Payload bytes sent, first transmissions.
+    pub bytes_sent: u64,
+    /// Data packets received, duplicates included.
+    pub packets_received: u64,
+    /// Payload bytes delivered into the receive buffer (no duplicates).
+    pub bytes_received: u64,
+    /// Duplicate data packets received.
+    pub packets_duplicate: u64,
+    /// Packets found missing by this receiver.
+    pub packets_lost: u64,
+    /// Packets the peer reported missing.
+    pub packets_reported_lost: u64,
+    /// Messages dropped (TTL) by this sender.
+    pub messages_dropped: u64,
+    /// NAK packets sent.
+    pub naks_sent: u64,
+    /// ACK packets sent (light ACKs included).
+    pub acks_sent: u64,
+    /// Datagrams ignored as malformed or inconsistent.
+    pub packets_invalid: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+}
+
+/// Receiver-side state of one range of missing packets.
+#[derive(Debug, Clone, Copy)]
+struct Missing {
+    last_reported: Instant,
+}
+
+/// One connection of the `udt4` dialect.
+#[derive(Debug)]
+pub struct Connection {
+    config: ConnectionConfig,
+    role: Role,
+    phase: Phase,
+    local_id: u32,
+    peer_id: u32,
+    peer_addr: SocketAddr,
+    /// When this socket opened (data packet timestamps count from here).
+    epoch: Instant,
+
+    // Handshake.
+    local_isn: SeqNo,
+    peer_isn: SeqNo,
+    next_handshake: Instant,
+    handshake_deadline: Instant,
+    /// The server's acceptance, re-sent to a repeated request.
+    stored_reply: Option<Handshake>,
+    mss: u32,
+    payload: usize,
+
+    // Sending side.
+    send: SendBuffer,
+    snd_loss: RangeMap<()>,
+    flow_window: u64,
+    cc: Option<Box<dyn CongestionControl>>,
+    next_send: Instant,
+    recv_rate: SmoothedRate,
+    capacity: SmoothedRate,
+    last_ack2: Option<(AckNo, Instant)>,
+    /// Last time the peer showed progress (ACK advance or NAK); the EXP timer counts from here.
+    last_progress: Instant,
+    exp_count: u32,
+    closing: bool,
+    write_blocked: bool,
+
+    // Receiving side.
+    recv: RecvBuffer,
+    rcv_max: u64,
+    rcv_loss: RangeMap<Missing>,
+    rcv_last_ack: u64,
+    rcv_last_ack2: u64,
+    last_full_ack: Instant,
+    ack_no: AckNo,
+    ack_history: VecDeque<(AckNo, u64, Instant)>,
+    arrivals: ArrivalWindow,
+    packets_since_ack: u32,
+    light_acks: u32,
+    next_ack: Instant,
+    readable_signalled: bool,
+
+    // Shared.
+    rtt: RttEstimator,
+    last_heard: Instant,
+    last_sent: Instant,
+    ctrl_buf: Vec<u8>,
+    ctrl_lens: VecDeque<usize>,
+    ctrl_read: usize,
+    scratch: Vec<u8>,
+    events: VecDeque<Event>,
+    stats: Stats,
+}
+
+impl Connection {
+    fn new(
+        now: Instant,
+        role: Role,
+        phase: Phase,
+        ids: (u32, u32),
+        peer_addr: SocketAddr,
+        isns: (SeqNo, SeqNo),
+        config: ConnectionConfig,
+    ) -> Self {
+        let (local_id, peer_id) = ids;
+        let (local_isn, peer_isn) = isns;
+        let payload = ConnectionConfig::payload_for(config.mss);
+        let message_mode = config.socket_type == SocketType::Datagram;
+        let deadline = now
+            + match role {
+                Role::Rendezvous => config.rendezvous_timeout,
+                _ => config.connect_timeout,
+            };
+        Self {
+            send: SendBuffer::new(local_isn.start(), config.send_buffer_bytes, message_mode),
+            recv: RecvBuffer::new(
+                peer_isn.start(),
+                config.recv_buffer_packets as usize,
+                payload,
+            ),
+            mss: config.mss,
+            payload,
+            role,
+            phase,
+            local_id,
+            peer_id,
+            peer_addr,
+            epoch: now,
+            local_isn,
+            peer_isn,
+            next_handshake: now,
+            handshake_deadline: deadline,
+            stored_reply: None,
+            snd_loss: RangeMap::new(),
+            flow_window: 2,
+            cc: None,
+            next_send: now,
+            recv_rate: SmoothedRate::new(16),
+            capacity: SmoothedRate::new(1),
+            last_ack2: None,
+            last_progress: now,
+            exp_count: 1,
+            closing: false,
+            write_blocked: false,
+            rcv_max: peer_isn.start(),
+            rcv_loss: RangeMap::new(),
+            rcv_last_ack: peer_isn.start(),
+            rcv_last_ack2: peer_isn.start(),
+            last_full_ack: now,
+            ack_no: AckNo::masked(0),
+            ack_history: VecDeque::with_capacity(ACK_HISTORY),
+            arrivals: ArrivalWindow::default(),
+            packets_since_ack: 0,
+            light_acks: 1,
+            next_ack: now + SYN,
+            readable_signalled: false,
+            rtt: RttEstimator::default(),
+            last_heard: now,
+            last_sent: now,
+            ctrl_buf: Vec::new(),
+            ctrl_lens: VecDeque::new(),
+            ctrl_read: 0,
+            scratch: Vec::new(),
+            events: VecDeque::new(),
+            stats: Stats::default(),
+            config,
+        }
+    }
+
+    /// A client connection that starts the handshake with a listener at `peer_addr`.
+    pub fn connect(
+        now: Instant,
+        local_id: u32,
+        peer_addr: SocketAddr,
+        isn: SeqNo,
+        config: ConnectionConfig,
+    ) -> Self {
+        // Both directions use the client's ISN.
+        let phase = Phase::Connecting { cookie: 0 };
+        Self::new(
+            now,
+            Role::Client,
+            phase,
+            (local_id, 0),
+            peer_addr,
+            (isn, isn),
+            config,
+        )
+    }
+
+    /// A rendezvous connection: both sides call this towards each other.
+    pub fn rendezvous(
+        now: Instant,
+        local_id: u32,
+        peer_addr: SocketAddr,
+        isn: SeqNo,
+        config: ConnectionConfig,
+    ) -> Self {
+        let phase = Phase::Rendezvous { answering: false };
+        Self::new(
+            now,
+            Role::Rendezvous,
+            phase,
+            (local_id, 0),
+            peer_addr,
+            (isn, isn),
+            config,
+        )
+    }
+
+    /// A server connection accepted by a listener from a validated request (`request` carries
+    /// the client's ISN, id, MSS and flow window). Its acceptance is queued at once.
+    pub fn accept(
+        now: Instant,
+        local_id: u32,
+        peer_addr: SocketAddr,
+        request: &Handshake,
+        config: ConnectionConfig,
+    ) -> Self {
+        let mut conn = Self::new(
+            now,
+            Role::Server,
+            Phase::Connected,
+            (local_id, request.socket_id),
+            peer_addr,
+            (request.isn, request.isn),
+            config,
+        );
+        let reply = Handshake {
+            version: Handshake::VERSION,
+            socket_type: conn.config.socket_type.to_wire(),
+            isn: request.isn,
+            mss: request.mss.min(conn.config.mss),
+            flow_window: conn.config.recv_buffer_packets,
+            req_type: RequestType::Response,
+            socket_id: local_id,
+            cookie: request.cookie,
+            peer_ip: PeerIp::from_ip(peer_addr.ip()),
+        };
+        conn.stored_reply = Some(reply);
+        conn.queue_control(request.socket_id, Control::Handshake(reply));
+        conn.establish(now, request);
+        conn
+    }
+
+    /// This socket's id (the destination id peers put in their packets).
+    pub fn local_id(&self) -> u32 {
+        self.local_id
+    }
+
+    /// The peer's socket id (0 until the handshake says).
+    pub fn peer_id(&self) -> u32 {
+        self.peer_id
+    }
+
+    /// The peer's address.
+    pub fn peer_addr(&self) -> SocketAddr {
+        self.peer_addr
+    }
+
+    /// Whether the handshake completed and the connection has not ended.
+    pub fn is_connected(&self) -> bool {
+        self.phase == Phase::Connected
+    }
+
+    /// Why the connection ended, once it has.
+    pub fn close_reason(&self) -> Option<CloseReason> {
+        match self.phase {
+            Phase::Closed(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// Whether the connection ended and has nothing left to transmit.
+    pub fn is_drained(&self) -> bool {
+        self.close_reason().is_some() && self.ctrl_lens.is_empty()
+    }
+
+    /// Payload bytes per data packet, as negotiated.
+    pub fn payload_size(&self) -> usize {
+        self.payload
+    }
+
+    /// Counters and estimates.
+    pub fn stats(&self) -> Stats {
+        let mut s = self.stats;
+        s.rtt = self.rtt.rtt();
+        s.rtt_var = self.rtt.var();
+        s.flow_window = self.flow_window;
+        s.delivery_rate = self.recv_rate.get();
+        s.link_capacity = self.capacity.get();
+        if let Some(cc) = &self.cc {
+            s.pacing_period = cc.pacing_period();
+            s.congestion_window = cc.window();
+        }
+        s
+    }
+
+    /// Name of the congestion controller, once connected.
+    pub fn congestion_controller(&self) -> Option<&'static str> {
+        self.cc.as_ref().map(|cc| cc.name())
+    }
+
+    /// The next event for the application.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    // ---------------------------------------------------------------- application side
+
+    fn writable_state(&self) -> Result<(), StreamError> {
+        match self.phase {
+            Phase::Closed(r) => Err(StreamError::Closed(r)),
+            _ if self.closing => Err(StreamError::Closed(CloseReason::LocalClose)),
+            // Data written before the handshake completes is queued.
+            _ => Ok(()),
+        }
+    }
+
+    /// Queues stream bytes; returns how many were taken, or [`StreamError::Blocked`] if none fit.
+    pub fn write(&mut self, data: &[u8]) -> Result<usize, StreamError> {
+        self.writable_state()?;
+        if self.config.socket_type != SocketType::Stream {
+            return Err(StreamError::WrongMode);
+        }
+        if data.is_empty() {
+            return Ok(0);
+        }
+        let n = self.send.write_stream(data);
+        if n < data.len() {
+            self.write_blocked = true;
+        }
+        if n == 0 {
+            return Err(StreamError::Blocked);
+        }
+        Ok(n)
+    }
+
+    /// Queues one message whole. `ttl`: drop it instead of retransmitting once it is this old.
+    /// `in_order`: deliver only after every earlier message.
+    pub fn send_msg(
+        &mut self,
+        now: Instant,
+        data: &[u8],
+        ttl: Option<Duration>,
+        in_order: bool,
+    ) -> Result<(), StreamError> {
+        self.writable_state()?;
+        if self.config.socket_type != SocketType::Datagram {
+            return Err(StreamError::WrongMode);
+        }
+        let max = self
+            .send
+            .capacity()
+            .min(self.config.recv_buffer_packets as usize / 2 * self.payload);
+        if data.is_empty() || data.len() > max {
+            return Err(StreamError::MessageTooLarge);
+        }
+        if !self
+            .send
+            .write_message(data, in_order, ttl.map(|t| now + t))
+        {
+            self.write_blocked = true;
+            return Err(StreamError::Blocked);
+        }
+        Ok(())
+    }
+
+    /// Reads stream bytes. `Ok(0)` means the peer closed and everything was read.
+    pub fn read(&mut self, out: &mut [u8]) -> Result<usize, StreamError> {
+        if self.config.socket_type != SocketType::Stream {
+            return Err(StreamError::WrongMode);
+        }
+        self.readable_signalled = false;
+        let n = self.recv.read_stream(self.ack_point(), out);
+        if n > 0 || out.is_empty() {
+            return Ok(n);
+        }
+        self.end_of_data()
+    }
+
+    /// Reads one message into `out` (truncated if `out` is short) and returns its length.
+    pub fn recv_msg(&mut self, out: &mut [u8]) -> Result<usize, StreamError> {
+        if self.config.socket_type != SocketType::Datagram {
+            return Err(StreamError::WrongMode);
+        }
+        self.readable_signalled = false;
+        match self.recv.read_message(self.rcv_max, out) {
+            Some(n) => Ok(n),
+            None => self.end_of_data(),
+        }
+    }
+
+    /// What an empty read means now.
+    fn end_of_data(&self) -> Result<usize, StreamError> {
+        match self.phase {
+            Phase::Closed(CloseReason::PeerClosed | CloseReason::LocalClose) => Ok(0),
+            Phase::Closed(r) => Err(StreamError::Closed(r)),
+            Phase::Connected => Err(StreamError::Blocked),
+            _ => Err(StreamError::NotConnected),
+        }
+    }
+
+    /// Whether a read would return data now.
+    pub fn is_readable(&self) -> bool {
+        match self.config.socket_type {
+            SocketType::Stream => self.recv.has_stream_data(self.ack_point()),
+            SocketType::Datagram => self.recv.read_seq() < self.rcv_max,
+        }
+    }
+
+    /// Bytes that can be written now.
+    pub fn writable_bytes(&self) -> usize {
+        self.send.free_space()
+    }
+
+    /// Whether everything written has been acknowledged by the peer.
+    pub fn is_flushed(&self) -> bool {
+        self.send.is_empty()
+    }
+
+    /// Closes gracefully: queued data is delivered first, then a shutdown is sent.
+    pub fn close(&mut self, now: Instant) {
+        match self.phase {
+            Phase::Closed(_) => {}
+            Phase::Connected => {
+                self.closing = true;
+                self.finish_close_if_flushed(now);
+            }
+            _ => self.set_closed(CloseReason::LocalClose),
+        }
+    }
+
+    /// Ends the connection at once, telling the peer, and discards unsent data.
+    pub fn abort(&mut self) {
+        if self.phase == Phase::Connected {
+            self.queue_shutdown();
+        }
+        if self.close_reason().is_none() {
+            self.set_closed(CloseReason::LocalClose);
+        }
+    }
+
+    fn finish_close_if_flushed(&mut self, _now: Instant) {
+        if self.closing && self.send.is_empty() && self.phase == Phase::Connected {
+            self.queue_shutdown();
+            self.set_closed(CloseReason::LocalClose);
+        }
+    }
+
+    fn queue_shutdown(&mut self) {
+        for _ in 0..SHUTDOWN_COPIES {
+            self.queue_control(self.peer_id, Control::Shutdown);
+        }
+    }
+
+    fn set_closed(&mut self, reason: CloseReason) {
+        if self.close_reason().is_none() {
+            tracing::debug!(id = self.local_id, %reason, "connection closed");
+            self.phase = Phase::Closed(reason);
+            self.events.push_back(Event::Closed(reason));
+        }
+    }
+
+    // ---------------------------------------------------------------- input
+
+    /// Processes one datagram from `from` (already routed here by the endpoint).
+    pub fn handle_datagram(&mut self, now: Instant, from: SocketAddr, bytes: &[u8]) {
+        if from != self.peer_addr || self.close_reason().is_some() {
+            return;
+        }
+        let packet = match Packet::parse(bytes) {
+            Ok(p) => p,
+            Err(e) => {
+                tracing::trace!(error = %e, "ignoring malformed datagram");
+                self.stats.packets_invalid += 1;
+                return;
+            }
+        };
+        match packet {
+            Packet::Data(d) => {
+                if self.phase == Phase::Connected {
+                    self.heard(now);
+                    self.on_data(now, d.header, d.payload);
+                }
+            }
+            Packet::Control(c) => {
+                if let Control::Handshake(h) = c.body {
+                    self.on_handshake(now, &h);
+                } else if self.phase == Phase::Connected {
+                    self.heard(now);
+                    self.on_control(now, c.body);
+                }
+            }
+        }
+    }
+
+    fn heard(&mut self, now: Instant) {
+        self.last_heard = now;
+    }
+
+    fn on_handshake(&mut self, now: Instant, h: &Handshake) {
+        match (self.role, self.phase, h.req_type) {
+            (_, Phase::Closed(_), _) => {}
+            (Role::Client, Phase::Connecting { .. }, RequestType::Request) => {
+                // The listener's cookie reply: answer with the cookie at once.
+                self.phase = Phase::Connecting { cookie: h.cookie };
+                self.next_handshake = now;
+            }
+            (Role::Client, Phase::Connecting { .. }, RequestType::Response) => {
+                if h.isn != self.local_isn {
+                    self.stats.packets_invalid += 1;
+                    return;
+                }
+                self.peer_id = h.socket_id;
+                self.establish(now, h);
+            }
+            (Role::Client, Phase::Connecting { .. }, RequestType::Rejected) => {
+                self.set_closed(CloseReason::Rejected);
+            }
+            (Role::Server, Phase::Connected, RequestType::Response) => {
+                // The client did not get our acceptance: send the stored one again.
+                if let Some(reply) = self.stored_reply {
+                    self.queue_control(self.peer_id, Control::Handshake(reply));
+                }
+            }
+            (Role::Rendezvous, _, RequestType::Request) => {
+                let reply = Handshake {
+                    req_type: RequestType::Rejected,
+                    ..self.handshake_template(0)
+                };
+                self.queue_control(h.socket_id, Control::Handshake(reply));
+            }
+            (Role::Rendezvous, Phase::Rendezvous { .. }, RequestType::Rendezvous) => {
+                self.learn_rendezvous_peer(h);
+                self.phase = Phase::Rendezvous { answering: true };
+                self.next_handshake = now;
+            }
+            (
+                Role::Rendezvous,
+                Phase::Rendezvous { answering },
+                RequestType::Response | RequestType::RendezvousFinal,
+            ) => {
+                self.learn_rendezvous_peer(h);
+                if h.req_type == RequestType::Response && !answering {
+                    // The peer answered before we did: answer once so it completes too.
+                    let reply = Handshake {
+                        req_type: RequestType::Response,
+                        ..self.handshake_template(self.peer_id)
+                    };
+                    self.queue_control(self.peer_id, Control::Handshake(reply));
+                }
+                self.establish(now, h);
+            }
+            (
+                Role::Rendezvous,
+                Phase::Connected,
+                RequestType::Rendezvous | RequestType::Response,
+            ) => {
+                let reply = Handshake {
+                    req_type: RequestType::RendezvousFinal,
+                    ..self.handshake_template(self.peer_id)
+                };
+                self.queue_control(self.peer_id, Control::Handshake(reply));
+            }
+            _ => {}
+        }
+    }
+
+    fn learn_rendezvous_peer(&mut self, h: &Handshake) {
+        if self.peer_id == 0 {
+            self.peer_id = h.socket_id;
+            self.peer_isn = h.isn;
+            // Each rendezvous direction keeps its own ISN: the receive side starts at the peer's.
+            self.recv.restart(h.isn.start());
+            self.rcv_max = h.isn.start();
+            self.rcv_last_ack = h.isn.start();
+            self.rcv_last_ack2 = h.isn.start();
+        }
+    }
+
+    /// The handshake this side sends, with request type to be filled in.
+    fn handshake_template(&self, cookie: u32) -> Handshake {
+        Handshake {
+            version: Handshake::VERSION,
+            socket_type: self.config.socket_type.to_wire(),
+            isn: self.local_isn,
+            mss: self.config.mss,
+            flow_window: self.config.recv_buffer_packets,
+            req_type: RequestType::Request,
+            socket_id: self.local_id,
+            cookie,
+            peer_ip: PeerIp::from_ip(self.peer_addr.ip()),
+        }
+    }
+
+    /// The handshake completed: negotiate, build the controller, start the timers.
+    fn establish(&mut self, now: Instant, peer: &Handshake) {
+        self.mss = peer.mss.min(self.config.mss).max(MIN_MSS);
+        self.payload = ConnectionConfig::payload_for(self.mss);
+        self.flow_window = peer.flow_window.max(2) as u64;
+        self.cc = Some(self.config.congestion.build(&CcInit {
+            now,
+            mss: self.mss,
+            isn: self.local_isn.start(),
+            peer_flow_window: peer.flow_window.max(2),
+        }));
+        self.phase = Phase::Connected;
+        self.last_heard = now;
+        self.last_progress = now;
+        self.last_full_ack = now;
+        self.next_ack = now + SYN;
+        self.next_send = now;
+        self.events.push_back(Event::Connected);
+        tracing::debug!(
+            id = self.local_id,
+            peer = self.peer_id,
+            mss = self.mss,
+            "connected"
+        );
+    }
+
+    fn on_data(&mut self, now: Instant, header: DataHeader, payload: &[u8]) {
+        self.stats.packets_received += 1;
+        self.arrivals.on_arrival(now, header.seq.value() & 0xF);
+        self.packets_since_ack += 1;
+        let Some(seq) = header.seq.extend(self.rcv_max) else {
+            self.stats.packets_invalid += 1;
+            return;
+        };
+        if payload.len() > self.payload {
+            self.stats.packets_invalid += 1;
+            return;
+        }
+        match self.recv.insert(seq, header.msg, payload) {
+            Stored::New => {}
+            Stored::Duplicate => {
+                self.stats.packets_duplicate += 1;
+                return;
+            }
+            Stored::NoRoom => return,
+        }
+        self.stats.bytes_received += payload.len() as u64;
+        if seq > self.rcv_max {
+            let (first, last) = (self.rcv_max, seq - 1);
+            self.stats.packets_lost +=
+                self.rcv_loss
+                    .insert(first, last, Missing { last_reported: now });
+            self.send_nak(&[(first, last)]);
+        }
+        if seq >= self.rcv_max {
+            self.rcv_max = seq + 1;
+        } else {
+            self.rcv_loss.remove(seq);
+        }
+        if payload.len() < self.payload {
+            // A short packet (often the last of a burst): acknowledge at once.
+            self.send_ack(now, false);
+        } else if self.packets_since_ack >= LIGHT_ACK_PACKETS * self.light_acks {
+            self.send_ack(now, true);
+            self.light_acks += 1;
+        }
+        if !self.readable_signalled && self.is_readable() {
+            self.readable_signalled = true;
+            self.events.push_back(Event::Readable);
+        }
+    }
+
+    fn on_control(&mut self, now: Instant, body: Control<'_>) {
+        match body {
+            Control::Handshake(_) => {}
+            Control::KeepAlive | Control::CongestionWarning | Control::User { .. } => {}
+            Control::LightAck { next_seq } => self.on_light_ack(now, next_seq),
+            Control::Ack(ack) => self.on_ack(now, &ack),
+            Control::Nak(list) => self.on_nak(now, list),
+            Control::Ack2 { ack_no } => self.on_ack2(now, ack_no),
+            Control::Shutdown => self.set_closed(CloseReason::PeerClosed),
+            Control::DropRequest { first, last, .. } => self.on_drop_request(now, first, last),
+            Control::PeerError { code } => self.set_closed(CloseReason::PeerError(code)),
+        }
+    }
+
+    /// Extends an acknowledged sequence number; `None` if it acknowledges what was never sent.
+    fn extend_ack(&self, seq: SeqNo) -> Option<u64> {
+        let ext = seq.extend(self.send.first_seq())?;
+        (ext <= self.send.next_seq()).then_some(ext)
+    }
+
+    /// Releases acknowledged packets; returns how many.
+    fn acknowledge(&mut self, now: Instant, ext: u64) -> u64 {
+        let released = self.send.ack(ext);
+        if released > 0 {
+            self.snd_loss.remove_below(ext);
+            self.last_progress = now;
+            self.exp_count = 1;
+            if self.write_blocked && self.send.free_space() > 0 {
+                self.write_blocked = false;
+                self.events.push_back(Event::Writable);
+            }
+            self.finish_close_if_flushed(now);
+        }
+        released
+    }
+
+    fn on_light_ack(&mut self, now: Instant, next_seq: SeqNo) {
+        let Some(ext) = self.extend_ack(next_seq) else {
+            self.stats.packets_invalid += 1;
+            return;
+        };
+        let advanced = ext.saturating_sub(self.send.first_seq());
+        self.flow_window = self.flow_window.saturating_sub(advanced).max(2);
+        self.acknowledge(now, ext);
+    }
+
+    fn on_ack(&mut self, now: Instant, ack: &FullAck) {
+        let Some(ext) = self.extend_ack(ack.next_seq) else {
+            self.stats.packets_invalid += 1;
+            return;
+        };
+        // Answer with an ACK2 (at most one per SYN unless the same ACK repeats).
+        let due = match self.last_ack2 {
+            Some((no, at)) => no == ack.ack_no || now.saturating_duration_since(at) > SYN,
+            None => true,
+        };
+        if due {
+            self.queue_control(self.peer_id, Control::Ack2 { ack_no: ack.ack_no });
+            self.last_ack2 = Some((ack.ack_no, now));
+        }
+        if ext >= self.send.first_seq() {
+            self.flow_window = ack.avail_buf.max(2) as u64;
+        }
+        let newly_acked = self.acknowledge(now, ext);
+        if newly_acked == 0 {
+            return;
+        }
+        self.rtt.update(ack.rtt_us);
+        if let Some(r) = ack.rates {
+            self.recv_rate.update(r.recv_rate);
+            self.capacity.update(r.capacity);
+        }
+        let sample = AckSample {
+            ack_seq: ext,
+            newly_acked,
+            path: self.path_estimate(),
+        };
+        if let Some(cc) = self.cc.as_mut() {
+            cc.on_ack(now, &sample);
+        }
+    }
+
+    fn path_estimate(&self) -> PathEstimate {
+        PathEstimate {
+            rtt: self.rtt.rtt(),
+            rtt_var: self.rtt.var(),
+            recv_rate: self.recv_rate.get(),
+            capacity: self.capacity.get(),
+            largest_sent: self.send.next_seq().saturating_sub(1),
+        }
+    }
+
+    fn on_nak(&mut self, now: Instant, list: LossList<'_>) {
+        let first_unacked = self.send.first_seq();
+        let next = self.send.next_seq();
+        // Validate the whole report before acting on any of it.
+        let mut first_lost = None;
+        let mut count = 0u64;
+        for range in list.iter() {
+            let Some(start) = range.start.extend(first_unacked) else {
+                self.stats.packets_invalid += 1;
+                return;
+            };
+            let span = range.start.offset_to(range.end);
+            if span < 0 || start + span as u64 >= next {
+                self.stats.packets_invalid += 1;
+                return;
+            }
+            let end = start + span as u64;
+            first_lost.get_or_insert(start);
+            count += end - start + 1;
+        }
+        for range in list.iter() {
+            let start = range.start.extend(first_unacked).unwrap_or(0);
+            let end = start + range.start.offset_to(range.end) as u64;
+            if end >= first_unacked {
+                self.snd_loss.insert(start.max(first_unacked), end, ());
+            }
+        }
+        self.stats.packets_reported_lost += count;
+        self.last_progress = now;
+        self.exp_count = 1;
+        let sample = LossSample {
+            first_lost: first_lost.unwrap_or(first_unacked),
+            lost: count,
+            path: self.path_estimate(),
+        };
+        if let Some(cc) = self.cc.as_mut() {
+            cc.on_loss(now, &sample);
+        }
+    }
+
+    fn on_ack2(&mut self, now: Instant, ack_no: AckNo) {
+        let Some(pos) = self.ack_history.iter().position(|(n, _, _)| *n == ack_no) else {
+            return;
+        };
+        let (_, seq, sent) = self.ack_history[pos];
+        self.ack_history.drain(..=pos);
+        let sample = now.saturating_duration_since(sent).as_micros();
+        if sample > 0 {
+            self.rtt.update(sample.min(u32::MAX as u128) as u32);
+        }
+        if seq > self.rcv_last_ack2 {
+            self.rcv_last_ack2 = seq;
+        }
+    }
+
+    fn on_drop_request(&mut self, _now: Instant, first: SeqNo, last: SeqNo) {
+        let Some(f) = first.extend(self.rcv_max) else {
+            return;
+        };
+        let span = first.offset_to(last);
+        if span < 0 || span as u64 >= self.config.recv_buffer_packets as u64 {
+            self.stats.packets_invalid += 1;
+            return;
+        }
+        let l = f + span as u64;
+        if l < self.recv.read_seq() || !self.recv.in_window(f.max(self.recv.read_seq())) {
+            return;
+        }
+        self.recv.mark_dropped(f, l);
+        self.rcv_loss.remove_range(f, l);
+        if f > self.rcv_max {
+            let gap = Missing {
+                last_reported: _now,
+            };
+            self.rcv_loss.insert(self.rcv_max, f - 1, gap);
+        }
+        if l >= self.rcv_max {
+            self.rcv_max = l + 1;
+        }
+    }
+
+    // ---------------------------------------------------------------- receiver reports
+
+    /// Next sequence number expected in order: everything before it has arrived (or was dropped).
+    fn ack_point(&self) -> u64 {
+        self.rcv_loss.first().unwrap_or(self.rcv_max)
+    }
+
+    fn send_ack(&mut self, now: Instant, light: bool) {
+        let ack = self.ack_point();
+        if ack == self.rcv_last_ack2 {
+            return;
+        }
+        let wire_seq = SeqNo::from_extended(ack);
+        if light {
+            self.queue_control(self.peer_id, Control::LightAck { next_seq: wire_seq });
+            self.stats.acks_sent += 1;
+            return;
+        }
+        if ack > self.rcv_last_ack {
+            self.rcv_last_ack = ack;
+        } else if ack < self.rcv_last_ack
+            || now.saturating_duration_since(self.last_full_ack) < self.rtt.rto()
+        {
+            return;
+        }
+        self.ack_no = self.ack_no.next();
+        let full = now.saturating_duration_since(self.last_full_ack) > SYN;
+        let rates = full.then(|| RateReport {
+            recv_rate: self.arrivals.recv_rate(),
+            capacity: self.arrivals.capacity(),
+        });
+        if full {
+            self.last_full_ack = now;
+        }
+        let body = FullAck {
+            ack_no: self.ack_no,
+            next_seq: wire_seq,
+            rtt_us: self.rtt.rtt_us(),
+            rtt_var_us: self.rtt.var_us(),
+            avail_buf: self.recv.available(ack).clamp(2, u32::MAX as u64) as u32,
+            rates,
+        };
+        self.queue_control(self.peer_id, Control::Ack(body));
+        self.stats.acks_sent += 1;
+        if self.ack_history.len() == ACK_HISTORY {
+            self.ack_history.pop_front();
+        }
+        self.ack_history.push_back((self.ack_no, ack, now));
+    }
+
+    /// Sends NAKs for the given inclusive extended ranges, split to fit packets.
+    fn send_nak(&mut self, ranges: &[(u64, u64)]) {
+        let mut body = std::mem::take(&mut self.scratch);
+        body.clear();
+        body.resize(self.payload.max(8), 0);
+        let mut len = 0;
+        for &(start, end) in ranges {
+            let range = LossRange {
+                start: SeqNo::from_extended(start),
+                end: SeqNo::from_extended(end),
+            };
+            if len + LossList::range_len(range) > body.len() {
+                self.queue_nak_body(&body[..len]);
+                len = 0;
+            }
+            len = LossList::write_range(range, &mut body, len).unwrap_or(len);
+        }
+        if len > 0 {
+            self.queue_nak_body(&body[..len]);
+        }
+        self.scratch = body;
+    }
+
+    fn queue_nak_body(&mut self, words: &[u8]) {
+        if let Ok(list) = LossList::parse(words) {
+            let packet = ControlPacket::new(self.peer_id, Control::Nak(list));
+            Self::push_control(&mut self.ctrl_buf, &mut self.ctrl_lens, &packet);
+            self.stats.naks_sent += 1;
+        }
+    }
+
+    /// Re-reports missing packets whose last report is older than an RTO.
+    fn renak(&mut self, now: Instant) {
+        let interval = self.rtt.rto() + SYN;
+        let per_packet = self.payload / 8;
+        let limit = per_packet.max(1) * MAX_RENAK_PACKETS;
+        let mut due = Vec::new();
+        for (start, end, missing) in self.rcv_loss.iter_mut() {
+            if due.len() >= limit {
+                break;
+            }
+            if now.saturating_duration_since(missing.last_reported) >= interval {
+                missing.last_reported = now;
+                due.push((start, end));
+            }
+        }
+        if !due.is_empty() {
+            self.send_nak(&due);
+        }
+    }
+
+    // ---------------------------------------------------------------- output
+
+    fn queue_control(&mut self, dest: u32, body: Control<'_>) {
+        let packet = ControlPacket::new(dest, body);
+        Self::push_control(&mut self.ctrl_buf, &mut self.ctrl_lens, &packet);
+    }
+
+    fn push_control(buf: &mut Vec<u8>, lens: &mut VecDeque<usize>, packet: &ControlPacket<'_>) {
+        let start = buf.len();
+        let len = packet.encoded_len();
+        buf.resize(start + len, 0);
+        if packet.encode(&mut buf[start..]).is_ok() {
+            lens.push_back(len);
+        } else {
+            buf.truncate(start);
+        }
+    }
+
+    /// Writes the next datagram (or GSO batch) into `buf` (cleared first).
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        buf.clear();
+        if let Some(len) = self.ctrl_lens.pop_front() {
+            buf.extend_from_slice(&self.ctrl_buf[self.ctrl_read..self.ctrl_read + len]);
+            self.ctrl_read += len;
+            if self.ctrl_lens.is_empty() {
+                self.ctrl_buf.clear();
+                self.ctrl_read = 0;
+            }
+            self.last_sent = now;
+            return Some(self.single(len));
+        }
+        match self.phase {
+            Phase::Connecting { cookie } if now >= self.next_handshake => {
+                let req_type = if cookie == 0 {
+                    RequestType::Request
+                } else {
+                    RequestType::Response
+                };
+                let h = Handshake {
+                    req_type,
+                    ..self.handshake_template(cookie)
+                };
+                self.next_handshake = now + HANDSHAKE_INTERVAL;
+                Some(self.write_handshake(0, h, buf))
+            }
+            Phase::Rendezvous { answering } if now >= self.next_handshake => {
+                let (dest, req_type) = if answering {
+                    (self.peer_id, RequestType::Response)
+                } else {
+                    (0, RequestType::Rendezvous)
+                };
+                let h = Handshake {
+                    req_type,
+                    ..self.handshake_template(0)
+                };
+                self.next_handshake = now + HANDSHAKE_INTERVAL;
+                Some(self.write_handshake(dest, h, buf))
+            }
+            Phase::Connected => self.transmit_data(now, buf),
+            _ => None,
+        }
+    }
+
+    fn single(&self, size: usize) -> Transmit {
+        Transmit {
+            destination: self.peer_addr,
+            size,
+            segment_size: None,
+        }
+    }
+
+    fn write_handshake(&mut self, dest: u32, h: Handshake, buf: &mut Vec<u8>) -> Transmit {
+        let packet = ControlPacket::new(dest, Control::Handshake(h));
+        buf.resize(packet.encoded_len(), 0);
+        let size = packet.encode(buf).unwrap_or(0);
+        self.single(size)
+    }
+
+    /// Whether a data packet could go out now if the pacer allowed it.
+    fn has_data_to_send(&self) -> bool {
+        if !self.snd_loss.is_empty() {
+            return true;
+        }
+        let in_flight = self.send.next_seq() - self.send.first_seq();
+        let window = self
+            .cc
+            .as_ref()
+            .map_or(2, |cc| cc.window() as u64)
+            .min(self.flow_window);
+        self.send.has_unsent() && in_flight < window
+    }
+
+    fn transmit_data(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        if now < self.next_send {
+            return None;
+        }
+        let period = self.cc.as_ref()?.pacing_period();
+        let credit = MAX_PACING_CREDIT.max(period);
+        if let Some(floor) = now.checked_sub(credit) {
+            self.next_send = self.next_send.max(floor);
+        }
+        let max_segments = self.config.max_segments.max(1);
+        let packet_len = HEADER_LEN + self.payload;
+        let mut segment = 0;
+        let mut count = 0;
+        while count < max_segments && self.next_send <= now {
+            let Some((seq, retransmit)) = self.next_packet_to_send(now) else {
+                break;
+            };
+            let Some(packet) = self.send.packet(seq).copied() else {
+                break;
+            };
+            let start = buf.len();
+            buf.resize(start + packet_len, 0);
+            let header = DataHeader {
+                seq: SeqNo::from_extended(seq),
+                msg: packet.msg,
+                timestamp: now.saturating_duration_since(self.epoch).as_micros() as u32,
+                dest: self.peer_id,
+            };
+            if header.write(&mut buf[start..]).is_err() {
+                buf.truncate(start);
+                break;
+            }
+            let len = self
+                .send
+                .copy_payload(&packet, &mut buf[start + HEADER_LEN..]);
+            buf.truncate(start + HEADER_LEN + len);
+            let size = HEADER_LEN + len;
+            if retransmit {
+                self.stats.packets_retransmitted += 1;
+            } else {
+                self.stats.packets_sent += 1;
+                self.stats.bytes_sent += len as u64;
+                if seq == self.send.first_seq() {
+                    // Nothing was outstanding: the retransmission timer starts now.
+                    self.last_progress = now;
+                }
+            }
+            count += 1;
+            // Every 16th packet leaves back-to-back with the next: the receiver's probe pair.
+            if seq & 0xF != 0 {
+                self.next_send += period;
+            }
+            if count == 1 {
+                segment = size;
+            }
+            if size < segment {
+                break;
+            }
+        }
+        if count == 0 {
+            return None;
+        }
+        self.last_sent = now;
+        Some(Transmit {
+            destination: self.peer_addr,
+            size: buf.len(),
+            segment_size: (count > 1).then_some(segment),
+        })
+    }
+
+    /// Picks the next packet: retransmissions first, then new data within the window.
+    fn next_packet_to_send(&mut self, now: Instant) -> Option<(u64, bool)> {
+        while let Some(seq) = self.snd_loss.pop_first() {
+            let Some(packet) = self.send.packet(seq) else {
+                continue;
+            };
+            if packet.deadline.is_some_and(|d| now >= d) {
+                self.drop_expired_message(seq);
+                continue;
+            }
+            return Some((seq, true));
+        }
+        if !self.has_data_to_send() {
+            return None;
+        }
+        let seq = self.send.cut_packet(self.payload)?;
+        Some((seq, false))
+    }
+
+    fn drop_expired_message(&mut self, seq: u64) {
+        if let Some((first, last, msg)) = self.send.drop_message(seq) {
+            self.snd_loss.remove_range(first, last);
+            self.stats.messages_dropped += 1;
+            self.queue_control(
+                self.peer_id,
+                Control::DropRequest {
+                    msg_word: msg.to_word(),
+                    first: SeqNo::from_extended(first),
+                    last: SeqNo::from_extended(last),
+                },
+            );
+        }
+    }
+
+    // ---------------------------------------------------------------- timers
+
+    /// Retransmission (EXP) interval: max(n·(RTT + 4·RTTVar + SYN), n·300 ms).
+    fn exp_interval(&self) -> Duration {
+        let n = self.exp_count.min(16);
+        (self.rtt.rto() + SYN).max(MIN_EXP) * n
+    }
+
+    /// When [`Connection::handle_timeout`] should be called next.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        match self.phase {
+            Phase::Closed(_) => None,
+            Phase::Connecting { .. } | Phase::Rendezvous { .. } => {
+                Some(self.next_handshake.min(self.handshake_deadline))
+            }
+            Phase::Connected => {
+                let mut t = self
+                    .next_ack
+                    .min(self.last_heard + self.config.idle_timeout)
+                    .min(self.last_sent + self.config.keepalive_interval);
+                if self.send.next_seq() > self.send.first_seq() {
+                    t = t.min(self.last_progress + self.exp_interval());
+                }
+                if self.has_data_to_send() {
+                    t = t.min(self.next_send);
+                }
+                Some(t)
+            }
+        }
+    }
+
+    /// Runs whatever timers are due at `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        match self.phase {
+            Phase::Closed(_) => {}
+            Phase::Connecting { .. } | Phase::Rendezvous { .. } => {
+                if now >= self.handshake_deadline {
+                    self.set_closed(CloseReason::ConnectTimeout);
+                }
+            }
+            Phase::Connected => self.connected_timers(now),
+        }
+    }
+
+    fn connected_timers(&mut self, now: Instant) {
+        if now >= self.last_heard + self.config.idle_timeout {
+            self.set_closed(CloseReason::TimedOut);
+            return;
+        }
+        if now >= self.next_ack {
+            self.send_ack(now, false);
+            if self.config.periodic_nak {
+                self.renak(now);
+            }
+            self.next_ack = now + SYN;
+            self.packets_since_ack = 0;
+            self.light_acks = 1;
+        }
+        let outstanding = self.send.next_seq() > self.send.first_seq();
+        if outstanding && now >= self.last_progress + self.exp_interval() {
+            // Nothing acknowledged for a whole RTO: go back to the oldest unacknowledged packet.
+            if self.snd_loss.is_empty() {
+                let (first, next) = (self.send.first_seq(), self.send.next_seq());
+                self.snd_loss.insert(first, next - 1, ());
+            }
+            self.stats.timeouts += 1;
+            let path = self.path_estimate();
+            if let Some(cc) = self.cc.as_mut() {
+                cc.on_timeout(now, &path);
+            }
+            self.exp_count += 1;
+            self.last_progress = now;
+        }
+        if now >= self.last_sent + self.config.keepalive_interval {
+            self.queue_control(self.peer_id, Control::KeepAlive);
+        }
+    }
+}

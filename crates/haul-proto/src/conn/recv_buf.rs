@@ -1,0 +1,301 @@
+//! The receive buffer: a ring of packet slots indexed by extended sequence number.
+//!
+//! Payload bytes are copied once, from the datagram into their slot, and once more into the
+//! application's buffer. The ring is allocated zeroed, so untouched slots cost no memory.
+
+use crate::wire::MsgInfo;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SlotState {
+    Empty,
+    Filled,
+    /// The sender dropped this packet's message.
+    Dropped,
+    /// Delivered out of order; skipped when the read point reaches it.
+    Consumed,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    state: SlotState,
+    len: u16,
+    msg: u32,
+}
+
+const EMPTY: Slot = Slot {
+    state: SlotState::Empty,
+    len: 0,
+    msg: 0,
+};
+
+/// What became of an arriving packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stored {
+    /// Stored in its slot.
+    New,
+    /// That slot already held it (or it was already read).
+    Duplicate,
+    /// Beyond the buffer: dropped.
+    NoRoom,
+}
+
+/// Received packets waiting for the application.
+#[derive(Debug)]
+pub struct RecvBuffer {
+    data: Vec<u8>,
+    slots: Vec<Slot>,
+    slot_size: usize,
+    /// First sequence number not yet consumed by the application.
+    read_seq: u64,
+    /// Bytes of slot `read_seq` already read (stream mode).
+    read_off: usize,
+}
+
+impl RecvBuffer {
+    /// A buffer of `packets` slots of `slot_size` bytes whose first packet is `first_seq`.
+    pub fn new(first_seq: u64, packets: usize, slot_size: usize) -> Self {
+        let packets = packets.max(2);
+        Self {
+            data: vec![0; packets * slot_size],
+            slots: vec![EMPTY; packets],
+            slot_size,
+            read_seq: first_seq,
+            read_off: 0,
+        }
+    }
+
+    fn cap(&self) -> u64 {
+        self.slots.len() as u64
+    }
+
+    fn index(&self, seq: u64) -> usize {
+        (seq % self.cap()) as usize
+    }
+
+    /// Moves an untouched buffer to start at `first_seq` (a rendezvous learns the peer's ISN late).
+    pub fn restart(&mut self, first_seq: u64) {
+        self.read_seq = first_seq;
+        self.read_off = 0;
+    }
+
+    /// First sequence number the application has not consumed.
+    pub fn read_seq(&self) -> u64 {
+        self.read_seq
+    }
+
+    /// Free slots beyond `ack_point` (everything before it is held until read).
+    pub fn available(&self, ack_point: u64) -> u64 {
+        self.cap()
+            .saturating_sub(ack_point.saturating_sub(self.read_seq))
+    }
+
+    /// Whether `seq` falls inside the buffer window.
+    pub fn in_window(&self, seq: u64) -> bool {
+        seq >= self.read_seq && seq < self.read_seq + self.cap()
+    }
+
+    /// Stores one packet's payload.
+    pub fn insert(&mut self, seq: u64, msg: MsgInfo, payload: &[u8]) -> Stored {
+        if seq < self.read_seq {
+            return Stored::Duplicate;
+        }
+        if !self.in_window(seq) || payload.len() > self.slot_size {
+            return Stored::NoRoom;
+        }
+        let i = self.index(seq);
+        if self.slots[i].state != SlotState::Empty {
+            return Stored::Duplicate;
+        }
+        let start = i * self.slot_size;
+        self.data[start..start + payload.len()].copy_from_slice(payload);
+        self.slots[i] = Slot {
+            state: SlotState::Filled,
+            len: payload.len() as u16,
+            msg: msg.to_word(),
+        };
+        Stored::New
+    }
+
+    /// Marks `first..=last` dropped (the parts inside the window).
+    pub fn mark_dropped(&mut self, first: u64, last: u64) {
+        let start = first.max(self.read_seq);
+        let end = last.min(self.read_seq + self.cap() - 1);
+        for seq in start..=end {
+            let i = self.index(seq);
+            self.slots[i].state = SlotState::Dropped;
+        }
+    }
+
+    /// Whether `read_stream` would return bytes, given that all packets before `end` arrived.
+    pub fn has_stream_data(&self, end: u64) -> bool {
+        self.read_seq < end
+    }
+
+    /// Reads stream bytes from packets before `end` (all of which have arrived).
+    pub fn read_stream(&mut self, end: u64, out: &mut [u8]) -> usize {
+        let mut written = 0;
+        while self.read_seq < end && written < out.len() {
+            let i = self.index(self.read_seq);
+            let slot = self.slots[i];
+            if slot.state == SlotState::Filled {
+                let avail = slot.len as usize - self.read_off;
+                let n = avail.min(out.len() - written);
+                let start = i * self.slot_size + self.read_off;
+                out[written..written + n].copy_from_slice(&self.data[start..start + n]);
+                written += n;
+                self.read_off += n;
+                if self.read_off < slot.len as usize {
+                    break;
+                }
+            }
+            self.release_front();
+        }
+        written
+    }
+
+    fn release_front(&mut self) {
+        let i = self.index(self.read_seq);
+        self.slots[i] = EMPTY;
+        self.read_seq += 1;
+        self.read_off = 0;
+    }
+
+    /// Reads one complete message into `out` (truncating it if `out` is short, as the reference
+    /// does) and returns its full length. In-order messages are delivered in sequence; a message
+    /// sent without the in-order flag may overtake an incomplete one. `high` is one past the
+    /// highest sequence number received.
+    pub fn read_message(&mut self, high: u64, out: &mut [u8]) -> Option<usize> {
+        // Skip what was dropped, consumed, or cannot start a message.
+        while self.read_seq < high {
+            let slot = self.slots[self.index(self.read_seq)];
+            let orphan = slot.state == SlotState::Filled
+                && !MsgInfo::from_word(slot.msg).position.starts_message();
+            if slot.state == SlotState::Dropped || slot.state == SlotState::Consumed || orphan {
+                self.release_front();
+            } else {
+                break;
+            }
+        }
+        if let Some(last) = self.complete_message_at(self.read_seq, high) {
+            let len = self.copy_message(self.read_seq, last, out);
+            while self.read_seq <= last {
+                self.release_front();
+            }
+            return Some(len);
+        }
+        let mut seq = self.read_seq;
+        while seq < high {
+            let slot = self.slots[self.index(seq)];
+            let info = MsgInfo::from_word(slot.msg);
+            if slot.state == SlotState::Filled && info.position.starts_message() && !info.in_order {
+                if let Some(last) = self.complete_message_at(seq, high) {
+                    let len = self.copy_message(seq, last, out);
+                    for s in seq..=last {
+                        let i = self.index(s);
+                        self.slots[i].state = SlotState::Consumed;
+                    }
+                    return Some(len);
+                }
+            }
+            seq += 1;
+        }
+        None
+    }
+
+    /// If a complete message starts at `first`, the sequence number of its last packet.
+    fn complete_message_at(&self, first: u64, high: u64) -> Option<u64> {
+        let number = MsgInfo::from_word(self.slots[self.index(first)].msg).number;
+        let mut seq = first;
+        while seq < high {
+            let slot = self.slots[self.index(seq)];
+            let info = MsgInfo::from_word(slot.msg);
+            if slot.state != SlotState::Filled || info.number != number {
+                return None;
+            }
+            if seq == first && !info.position.starts_message() {
+                return None;
+            }
+            if info.position.ends_message() {
+                return Some(seq);
+            }
+            seq += 1;
+        }
+        None
+    }
+
+    fn copy_message(&self, first: u64, last: u64, out: &mut [u8]) -> usize {
+        let mut total = 0;
+        let mut written = 0;
+        for seq in first..=last {
+            let i = self.index(seq);
+            let len = self.slots[i].len as usize;
+            let n = len.min(out.len() - written);
+            let start = i * self.slot_size;
+            out[written..written + n].copy_from_slice(&self.data[start..start + n]);
+            written += n;
+            total += len;
+        }
+        total
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::seq::MsgNo;
+    use crate::wire::MsgPosition;
+
+    fn info(position: MsgPosition, n: u32, in_order: bool) -> MsgInfo {
+        MsgInfo {
+            position,
+            in_order,
+            number: MsgNo::masked(n),
+        }
+    }
+
+    #[test]
+    fn stream_reads_across_slots_and_partial_reads() {
+        let mut b = RecvBuffer::new(10, 4, 8);
+        let solo = info(MsgPosition::Solo, 1, false);
+        assert_eq!(b.insert(11, solo, b"efgh"), Stored::New);
+        assert_eq!(b.insert(10, solo, b"abcd"), Stored::New);
+        assert_eq!(b.insert(10, solo, b"abcd"), Stored::Duplicate);
+        assert_eq!(b.insert(14, solo, b"x"), Stored::NoRoom);
+        let mut out = [0u8; 3];
+        assert_eq!(b.read_stream(12, &mut out), 3);
+        assert_eq!(&out, b"abc");
+        let mut out = [0u8; 10];
+        assert_eq!(b.read_stream(12, &mut out), 5);
+        assert_eq!(&out[..5], b"defgh");
+        assert_eq!(b.read_seq(), 12);
+        assert_eq!(b.available(12), 4);
+    }
+
+    #[test]
+    fn unordered_message_overtakes_an_incomplete_one() {
+        let mut b = RecvBuffer::new(0, 16, 4);
+        b.insert(0, info(MsgPosition::First, 1, true), b"aaaa");
+        // seq 1 (Last of msg 1) missing
+        b.insert(2, info(MsgPosition::Solo, 2, false), b"bb");
+        let mut out = [0u8; 16];
+        assert_eq!(b.read_message(3, &mut out), Some(2));
+        assert_eq!(&out[..2], b"bb");
+        assert_eq!(b.read_message(3, &mut out), None);
+        b.insert(1, info(MsgPosition::Last, 1, true), b"cc");
+        assert_eq!(b.read_message(3, &mut out), Some(6));
+        assert_eq!(&out[..6], b"aaaacc");
+        assert_eq!(b.read_message(3, &mut out), None);
+        assert_eq!(b.read_seq(), 3);
+    }
+
+    #[test]
+    fn dropped_messages_are_skipped() {
+        let mut b = RecvBuffer::new(0, 16, 4);
+        b.insert(0, info(MsgPosition::First, 1, true), b"aaaa");
+        b.mark_dropped(0, 1);
+        b.insert(2, info(MsgPosition::Solo, 2, true), b"z");
+        let mut out = [0u8; 4];
+        assert_eq!(b.read_message(3, &mut out), Some(1));
+        assert_eq!(out[0], b'z');
+    }
+}

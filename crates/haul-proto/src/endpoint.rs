@@ -1,0 +1,271 @@
+//! An endpoint: one UDP port, many connections, routed by destination socket id.
+//!
+//! A listener keeps **no state** for a client until the client echoes a valid SYN cookie: the
+//! cookie is a keyed hash of the client's address and the current minute, so a flood of requests
+//! costs one reply each and nothing more.
+
+use crate::conn::{Connection, ConnectionConfig, Transmit};
+use crate::seq::SeqNo;
+use crate::wire::{self, Control, ControlPacket, Handshake, Packet, RequestType};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::time::Instant;
+
+/// Identifies a connection of an endpoint: its local socket id.
+pub type ConnectionHandle = u32;
+
+/// Largest socket id; ids start at a random value below it and count down.
+const MAX_SOCKET_ID: u32 = 1 << 30;
+
+/// Settings for an endpoint.
+#[derive(Debug, Clone)]
+pub struct EndpointConfig {
+    /// Settings for each connection the endpoint creates.
+    pub connection: ConnectionConfig,
+    /// Whether to accept incoming connections.
+    pub listen: bool,
+    /// Seed for ISNs, socket ids and the cookie key (the driver draws it from the OS).
+    pub seed: u64,
+}
+
+/// What to do with a datagram the endpoint looked at.
+#[derive(Debug)]
+pub enum DatagramEvent {
+    /// Hand the datagram to this existing connection.
+    Connection(ConnectionHandle),
+    /// A listener accepted a new connection (its acceptance is already queued in it).
+    NewConnection(ConnectionHandle, Box<Connection>),
+    /// Send this stateless reply (written into the caller's buffer).
+    Response(Transmit),
+}
+
+/// Counters of what the endpoint saw.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EndpointStats {
+    /// Datagrams that could not be routed to anything.
+    pub unroutable: u64,
+    /// Cookie replies sent to connection requests.
+    pub cookies_sent: u64,
+    /// Requests whose echoed cookie was wrong or stale.
+    pub cookies_rejected: u64,
+    /// Requests rejected for a version or socket-type mismatch.
+    pub rejected: u64,
+    /// Connections accepted.
+    pub accepted: u64,
+}
+
+/// The routing table and listener of one UDP socket.
+#[derive(Debug)]
+pub struct Endpoint {
+    config: EndpointConfig,
+    epoch: Instant,
+    rng: SmallRng,
+    cookie_key: [u8; 32],
+    next_id: u32,
+    /// local id → peer address.
+    routes: HashMap<u32, SocketAddr>,
+    /// (peer address, peer id) → local id, for accepted connections.
+    accepted: HashMap<(SocketAddr, u32), u32>,
+    /// peer address → local id, for rendezvous connections.
+    rendezvous: HashMap<SocketAddr, u32>,
+    stats: EndpointStats,
+}
+
+impl Endpoint {
+    /// A new endpoint; `now` starts its cookie clock.
+    pub fn new(config: EndpointConfig, now: Instant) -> Self {
+        let mut rng = SmallRng::seed_from_u64(config.seed);
+        let mut cookie_key = [0u8; 32];
+        rng.fill(&mut cookie_key);
+        let next_id = rng.gen_range(1..MAX_SOCKET_ID);
+        Self {
+            config,
+            epoch: now,
+            rng,
+            cookie_key,
+            next_id,
+            routes: HashMap::new(),
+            accepted: HashMap::new(),
+            rendezvous: HashMap::new(),
+            stats: EndpointStats::default(),
+        }
+    }
+
+    /// Whether incoming connections are accepted.
+    pub fn set_listening(&mut self, listen: bool) {
+        self.config.listen = listen;
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> EndpointStats {
+        self.stats
+    }
+
+    /// Number of live connections.
+    pub fn connection_count(&self) -> usize {
+        self.routes.len()
+    }
+
+    fn allocate_id(&mut self) -> u32 {
+        loop {
+            let id = self.next_id;
+            self.next_id = if id <= 1 { MAX_SOCKET_ID - 1 } else { id - 1 };
+            if !self.routes.contains_key(&id) {
+                return id;
+            }
+        }
+    }
+
+    fn random_isn(&mut self) -> SeqNo {
+        SeqNo::masked(self.rng.gen())
+    }
+
+    /// Starts a client connection to a listener.
+    pub fn connect(&mut self, now: Instant, peer: SocketAddr) -> (ConnectionHandle, Connection) {
+        let id = self.allocate_id();
+        let isn = self.random_isn();
+        self.routes.insert(id, peer);
+        let conn = Connection::connect(now, id, peer, isn, self.config.connection.clone());
+        (id, conn)
+    }
+
+    /// Starts a rendezvous connection with a peer doing the same.
+    pub fn rendezvous(&mut self, now: Instant, peer: SocketAddr) -> (ConnectionHandle, Connection) {
+        let id = self.allocate_id();
+        let isn = self.random_isn();
+        self.routes.insert(id, peer);
+        self.rendezvous.insert(peer, id);
+        let conn = Connection::rendezvous(now, id, peer, isn, self.config.connection.clone());
+        (id, conn)
+    }
+
+    /// Removes a finished connection from the routing tables.
+    pub fn forget(&mut self, handle: ConnectionHandle) {
+        if let Some(peer) = self.routes.remove(&handle) {
+            self.accepted.retain(|_, id| *id != handle);
+            if self.rendezvous.get(&peer) == Some(&handle) {
+                self.rendezvous.remove(&peer);
+            }
+        }
+    }
+
+    /// Decides what a datagram from `from` is for. A stateless reply is written into `buf`.
+    pub fn handle(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        bytes: &[u8],
+        buf: &mut Vec<u8>,
+    ) -> Option<DatagramEvent> {
+        let Some(dest) = wire::destination_id(bytes) else {
+            self.stats.unroutable += 1;
+            return None;
+        };
+        if dest != 0 {
+            if self.routes.get(&dest) == Some(&from) {
+                return Some(DatagramEvent::Connection(dest));
+            }
+            self.stats.unroutable += 1;
+            return None;
+        }
+        // Destination 0: only handshakes, to a rendezvous socket or to the listener.
+        let handshake = match wire::is_control(bytes).then(|| Packet::parse(bytes)) {
+            Some(Ok(Packet::Control(ControlPacket {
+                body: Control::Handshake(h),
+                ..
+            }))) => h,
+            _ => {
+                self.stats.unroutable += 1;
+                return None;
+            }
+        };
+        if let Some(&id) = self.rendezvous.get(&from) {
+            return Some(DatagramEvent::Connection(id));
+        }
+        if !self.config.listen {
+            self.stats.unroutable += 1;
+            return None;
+        }
+        match handshake.req_type {
+            RequestType::Request => {
+                let reply = Handshake {
+                    cookie: self.cookie(from, self.minute(now)),
+                    ..handshake
+                };
+                self.stats.cookies_sent += 1;
+                Some(self.reply(from, handshake.socket_id, reply, buf))
+            }
+            RequestType::Response => self.on_cookie_echo(now, from, &handshake, buf),
+            _ => {
+                self.stats.unroutable += 1;
+                None
+            }
+        }
+    }
+
+    fn on_cookie_echo(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        h: &Handshake,
+        buf: &mut Vec<u8>,
+    ) -> Option<DatagramEvent> {
+        let minute = self.minute(now);
+        let valid = h.cookie == self.cookie(from, minute)
+            || (minute > 0 && h.cookie == self.cookie(from, minute - 1));
+        if !valid {
+            self.stats.cookies_rejected += 1;
+            return None;
+        }
+        if let Some(&id) = self.accepted.get(&(from, h.socket_id)) {
+            return Some(DatagramEvent::Connection(id));
+        }
+        let ours = &self.config.connection;
+        if h.version != Handshake::VERSION || h.socket_type != ours.socket_type.to_wire() {
+            self.stats.rejected += 1;
+            let reject = Handshake {
+                req_type: RequestType::Rejected,
+                ..*h
+            };
+            return Some(self.reply(from, h.socket_id, reject, buf));
+        }
+        let id = self.allocate_id();
+        self.routes.insert(id, from);
+        self.accepted.insert((from, h.socket_id), id);
+        self.stats.accepted += 1;
+        let conn = Connection::accept(now, id, from, h, self.config.connection.clone());
+        Some(DatagramEvent::NewConnection(id, Box::new(conn)))
+    }
+
+    fn reply(&self, to: SocketAddr, dest: u32, h: Handshake, buf: &mut Vec<u8>) -> DatagramEvent {
+        let packet = ControlPacket::new(dest, Control::Handshake(h));
+        buf.clear();
+        buf.resize(packet.encoded_len(), 0);
+        let size = packet.encode(buf).unwrap_or(0);
+        DatagramEvent::Response(Transmit {
+            destination: to,
+            size,
+            segment_size: None,
+        })
+    }
+
+    fn minute(&self, now: Instant) -> u64 {
+        now.saturating_duration_since(self.epoch).as_secs() / 60
+    }
+
+    /// The SYN cookie for a client address in a given minute.
+    fn cookie(&self, from: SocketAddr, minute: u64) -> u32 {
+        let mut hasher = blake3::Hasher::new_keyed(&self.cookie_key);
+        match from.ip() {
+            std::net::IpAddr::V4(ip) => hasher.update(&ip.octets()),
+            std::net::IpAddr::V6(ip) => hasher.update(&ip.octets()),
+        };
+        hasher.update(&from.port().to_be_bytes());
+        hasher.update(&minute.to_be_bytes());
+        let hash = hasher.finalize();
+        let b = hash.as_bytes();
+        u32::from_be_bytes([b[0], b[1], b[2], b[3]])
+    }
+}
