@@ -124,8 +124,19 @@ impl Endpoint {
 
     /// Starts a client connection to a listener.
     pub fn connect(&mut self, now: Instant, peer: SocketAddr) -> (ConnectionHandle, Connection) {
-        let id = self.allocate_id();
         let isn = self.random_isn();
+        self.connect_with_isn(now, peer, isn)
+    }
+
+    /// Starts a client connection with a chosen initial sequence number (to reproduce a run, or
+    /// to test the 31-bit wrap). Prefer [`Endpoint::connect`], whose ISN is random.
+    pub fn connect_with_isn(
+        &mut self,
+        now: Instant,
+        peer: SocketAddr,
+        isn: SeqNo,
+    ) -> (ConnectionHandle, Connection) {
+        let id = self.allocate_id();
         self.routes.insert(id, peer);
         let conn = Connection::connect(now, id, peer, isn, self.config.connection.clone());
         (id, conn)

@@ -15,10 +15,10 @@ pub use config::ConnectionConfig;
 
 use crate::cc::{AckSample, CcInit, CongestionControl, LossSample, PathEstimate};
 use crate::ranges::RangeMap;
-use crate::seq::{AckNo, SeqNo};
+use crate::seq::{AckNo, MsgNo, SeqNo};
 use crate::wire::{
-    Control, ControlPacket, DataHeader, FullAck, Handshake, LossList, LossRange, Packet, PeerIp,
-    RateReport, RequestType, SocketType, HEADER_LEN,
+    Control, ControlPacket, DataHeader, FullAck, Handshake, LossList, LossRange, MsgInfo, Packet,
+    PeerIp, RateReport, RequestType, SocketType, HEADER_LEN,
 };
 use config::MIN_MSS;
 use estimators::{ArrivalWindow, RttEstimator, SmoothedRate};
@@ -221,6 +221,8 @@ pub struct Connection {
     exp_count: u32,
     closing: bool,
     write_blocked: bool,
+    /// A packet picked for a batch it did not fit (larger than the batch's segment size).
+    deferred: Option<(u64, bool)>,
 
     // Receiving side.
     recv: RecvBuffer,
@@ -299,6 +301,7 @@ impl Connection {
             exp_count: 1,
             closing: false,
             write_blocked: false,
+            deferred: None,
             rcv_max: peer_isn.start(),
             rcv_loss: RangeMap::new(),
             rcv_last_ack: peer_isn.start(),
@@ -832,7 +835,11 @@ impl Connection {
             Control::Nak(list) => self.on_nak(now, list),
             Control::Ack2 { ack_no } => self.on_ack2(now, ack_no),
             Control::Shutdown => self.set_closed(CloseReason::PeerClosed),
-            Control::DropRequest { first, last, .. } => self.on_drop_request(now, first, last),
+            Control::DropRequest {
+                msg_word,
+                first,
+                last,
+            } => self.on_drop_request(now, MsgInfo::from_word(msg_word).number, first, last),
             Control::PeerError { code } => self.set_closed(CloseReason::PeerError(code)),
         }
     }
@@ -970,7 +977,12 @@ impl Connection {
         }
     }
 
-    fn on_drop_request(&mut self, _now: Instant, first: SeqNo, last: SeqNo) {
+    fn on_drop_request(&mut self, now: Instant, number: MsgNo, first: SeqNo, last: SeqNo) {
+        // A byte stream cannot skip bytes: only message mode honours drop requests.
+        if self.config.socket_type == SocketType::Stream {
+            self.stats.packets_invalid += 1;
+            return;
+        }
         let Some(f) = first.extend(self.rcv_max) else {
             return;
         };
@@ -983,12 +995,10 @@ impl Connection {
         if l < self.recv.read_seq() || !self.recv.in_window(f.max(self.recv.read_seq())) {
             return;
         }
-        self.recv.mark_dropped(f, l);
+        self.recv.drop_message(f, l, number);
         self.rcv_loss.remove_range(f, l);
         if f > self.rcv_max {
-            let gap = Missing {
-                last_reported: _now,
-            };
+            let gap = Missing { last_reported: now };
             self.rcv_loss.insert(self.rcv_max, f - 1, gap);
         }
         if l >= self.rcv_max {
@@ -1177,7 +1187,7 @@ impl Connection {
 
     /// Whether a data packet could go out now if the pacer allowed it.
     fn has_data_to_send(&self) -> bool {
-        if !self.snd_loss.is_empty() {
+        if !self.snd_loss.is_empty() || self.deferred.is_some() {
             return true;
         }
         let in_flight = self.send.next_seq() - self.send.first_seq();
@@ -1207,8 +1217,14 @@ impl Connection {
                 break;
             };
             let Some(packet) = self.send.packet(seq).copied() else {
-                break;
+                continue;
             };
+            // GSO: every segment but the last has the first one's size.
+            let size = HEADER_LEN + packet.len();
+            if count > 0 && size > segment {
+                self.deferred = Some((seq, retransmit));
+                break;
+            }
             let start = buf.len();
             buf.resize(start + packet_len, 0);
             let header = DataHeader {
@@ -1224,8 +1240,7 @@ impl Connection {
             let len = self
                 .send
                 .copy_payload(&packet, &mut buf[start + HEADER_LEN..]);
-            buf.truncate(start + HEADER_LEN + len);
-            let size = HEADER_LEN + len;
+            buf.truncate(start + size);
             if retransmit {
                 self.stats.packets_retransmitted += 1;
             } else {
@@ -1261,6 +1276,9 @@ impl Connection {
 
     /// Picks the next packet: retransmissions first, then new data within the window.
     fn next_packet_to_send(&mut self, now: Instant) -> Option<(u64, bool)> {
+        if let Some(deferred) = self.deferred.take() {
+            return Some(deferred);
+        }
         while let Some(seq) = self.snd_loss.pop_first() {
             let Some(packet) = self.send.packet(seq) else {
                 continue;

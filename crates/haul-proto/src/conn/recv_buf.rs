@@ -3,6 +3,7 @@
 //! Payload bytes are copied once, from the datagram into their slot, and once more into the
 //! application's buffer. The ring is allocated zeroed, so untouched slots cost no memory.
 
+use crate::seq::MsgNo;
 use crate::wire::MsgInfo;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -116,11 +117,29 @@ impl RecvBuffer {
         Stored::New
     }
 
-    /// Marks `first..=last` dropped (the parts inside the window).
-    pub fn mark_dropped(&mut self, first: u64, last: u64) {
+    /// Drops message `number`: marks `first..=last` (the parts inside the window) and every
+    /// adjacent held packet of the same message. The sender names only the packets it still
+    /// holds, so the head of the message may already sit here, acknowledged.
+    pub fn drop_message(&mut self, first: u64, last: u64, number: MsgNo) {
+        let window_end = self.read_seq + self.cap() - 1;
         let start = first.max(self.read_seq);
-        let end = last.min(self.read_seq + self.cap() - 1);
+        let end = last.min(window_end);
         for seq in start..=end {
+            let i = self.index(seq);
+            self.slots[i].state = SlotState::Dropped;
+        }
+        let held_part = |slot: &Slot| {
+            slot.state == SlotState::Filled && MsgInfo::from_word(slot.msg).number == number
+        };
+        let mut seq = start;
+        while seq > self.read_seq && held_part(&self.slots[self.index(seq - 1)]) {
+            seq -= 1;
+            let i = self.index(seq);
+            self.slots[i].state = SlotState::Dropped;
+        }
+        let mut seq = end;
+        while seq < window_end && held_part(&self.slots[self.index(seq + 1)]) {
+            seq += 1;
             let i = self.index(seq);
             self.slots[i].state = SlotState::Dropped;
         }
@@ -242,7 +261,6 @@ impl RecvBuffer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::seq::MsgNo;
     use crate::wire::MsgPosition;
 
     fn info(position: MsgPosition, n: u32, in_order: bool) -> MsgInfo {
@@ -292,10 +310,38 @@ mod tests {
     fn dropped_messages_are_skipped() {
         let mut b = RecvBuffer::new(0, 16, 4);
         b.insert(0, info(MsgPosition::First, 1, true), b"aaaa");
-        b.mark_dropped(0, 1);
+        b.drop_message(0, 1, MsgNo::masked(1));
         b.insert(2, info(MsgPosition::Solo, 2, true), b"z");
         let mut out = [0u8; 4];
         assert_eq!(b.read_message(3, &mut out), Some(1));
         assert_eq!(out[0], b'z');
+    }
+}
+
+#[cfg(test)]
+mod drop_tests {
+    use super::*;
+    use crate::wire::MsgPosition;
+
+    #[test]
+    fn dropping_a_message_whose_head_was_acknowledged() {
+        let mut b = RecvBuffer::new(100, 16, 4);
+        let m = |p, n| MsgInfo {
+            position: p,
+            in_order: true,
+            number: MsgNo::masked(n),
+        };
+        b.insert(100, m(MsgPosition::Solo, 1), b"a");
+        // msg 2 = 101..=103, 101 and 103 arrive, 102 lost; then dropped.
+        b.insert(101, m(MsgPosition::First, 2), b"bbbb");
+        b.insert(103, m(MsgPosition::Last, 2), b"bb");
+        b.insert(104, m(MsgPosition::Solo, 3), b"c");
+        let mut out = [0u8; 16];
+        assert_eq!(b.read_message(105, &mut out), Some(1));
+        assert_eq!(b.read_message(105, &mut out), None);
+        // The sender no longer holds 101 (acknowledged): it names only 102..=103.
+        b.drop_message(102, 103, MsgNo::masked(2));
+        assert_eq!(b.read_message(105, &mut out), Some(1));
+        assert_eq!(out[0], b'c');
     }
 }

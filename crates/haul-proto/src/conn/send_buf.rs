@@ -21,6 +21,13 @@ pub struct SentPacket {
     pub deadline: Option<Instant>,
 }
 
+impl SentPacket {
+    /// Payload length in bytes.
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+}
+
 /// A message written but not yet completely cut into packets.
 #[derive(Debug, Clone, Copy)]
 struct PendingMessage {

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)] // each test file uses a different part of the harness
 
+use haul_proto::seq::SeqNo;
 use haul_proto::{
     Connection, ConnectionConfig, DatagramEvent, Endpoint, EndpointConfig, Event, StreamError,
     Transmit,
@@ -136,6 +137,12 @@ impl Host {
 
     pub fn connect(&mut self, now: Instant, peer: SocketAddr) -> u32 {
         let (id, conn) = self.endpoint.connect(now, peer);
+        self.conns.insert(id, conn);
+        id
+    }
+
+    pub fn connect_with_isn(&mut self, now: Instant, peer: SocketAddr, isn: SeqNo) -> u32 {
+        let (id, conn) = self.endpoint.connect_with_isn(now, peer, isn);
         self.conns.insert(id, conn);
         id
     }
