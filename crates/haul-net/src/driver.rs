@@ -1,0 +1,403 @@
+//! The endpoint: one socket, its connections, and the I/O thread that drives them.
+
+use crate::socket::{Offloads, UdpSocket, MAX_RECV, MAX_SEND};
+use crate::stream::Stream;
+use haul_proto::{CloseReason, Connection, ConnectionConfig, DatagramEvent, EndpointConfig};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::io;
+use std::net::SocketAddr;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+use thiserror::Error;
+
+/// Most received buffers handled before timers and transmits get a turn.
+const RECV_BUDGET: usize = 64;
+/// Longest the I/O thread sleeps without a timer.
+const IDLE_POLL: Duration = Duration::from_millis(100);
+
+/// Settings of an endpoint.
+#[derive(Debug, Clone)]
+pub struct NetConfig {
+    /// Settings of every connection.
+    pub connection: ConnectionConfig,
+    /// Accept incoming connections.
+    pub listen: bool,
+    /// Kernel socket buffer size in bytes (should reach the bandwidth-delay product).
+    pub socket_buffer: usize,
+    /// Batching to try; unsupported offloads fall back to one datagram per call.
+    pub offloads: Offloads,
+}
+
+impl Default for NetConfig {
+    fn default() -> Self {
+        Self {
+            connection: ConnectionConfig::default(),
+            listen: false,
+            socket_buffer: 64 << 20,
+            offloads: Offloads {
+                gso: true,
+                gro: true,
+            },
+        }
+    }
+}
+
+impl NetConfig {
+    /// The default settings, accepting incoming connections.
+    pub fn listener() -> Self {
+        Self {
+            listen: true,
+            ..Self::default()
+        }
+    }
+}
+
+/// Errors of the driver.
+#[derive(Debug, Error)]
+pub enum NetError {
+    /// The socket failed.
+    #[error("UDP socket error: {0}")]
+    Io(#[from] io::Error),
+    /// The handshake failed.
+    #[error("cannot connect to {peer}: {reason}")]
+    Connect {
+        /// Who we tried to reach.
+        peer: SocketAddr,
+        /// What happened.
+        reason: CloseReason,
+    },
+    /// `accept` on an endpoint that was not bound with `listen`.
+    #[error("this endpoint does not accept connections (bind it with NetConfig::listener())")]
+    NotListening,
+}
+
+/// State shared by the I/O thread and the application's handles.
+pub(crate) struct Shared {
+    pub(crate) inner: Mutex<Inner>,
+    pub(crate) cond: Condvar,
+    socket: UdpSocket,
+    waker: EventFd,
+}
+
+pub(crate) struct Inner {
+    endpoint: haul_proto::Endpoint,
+    pub(crate) conns: HashMap<u32, Connection>,
+    accept_queue: VecDeque<u32>,
+    /// Connections whose application handle is gone: removed once drained.
+    released: HashSet<u32>,
+    listen: bool,
+}
+
+impl Shared {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Wakes the I/O thread (after the application queued data or closed something).
+    pub(crate) fn wake(&self) {
+        self.waker.signal();
+    }
+
+    /// Waits for the I/O thread to report progress, at most `timeout`.
+    pub(crate) fn wait<'a>(
+        &self,
+        guard: MutexGuard<'a, Inner>,
+        timeout: Duration,
+    ) -> MutexGuard<'a, Inner> {
+        match self.cond.wait_timeout(guard, timeout) {
+            Ok((g, _)) => g,
+            Err(e) => e.into_inner().0,
+        }
+    }
+
+    pub(crate) fn release(&self, id: u32) {
+        self.lock().released.insert(id);
+        self.wake();
+    }
+}
+
+/// One UDP socket and its connections. Cheap to share: clone the handles it returns.
+pub struct Endpoint {
+    shared: Arc<Shared>,
+    local: SocketAddr,
+}
+
+impl Endpoint {
+    /// Binds `addr` (port 0 picks one) and starts the I/O thread.
+    pub fn bind(addr: SocketAddr, mut config: NetConfig) -> Result<Self, NetError> {
+        let socket = UdpSocket::bind(addr, config.socket_buffer, config.offloads)?;
+        // One transmit is one GSO send: it must fit in a UDP datagram.
+        let packet = ConnectionConfig::payload_for(config.connection.mss) + 16;
+        let fits = (MAX_SEND / packet).max(1);
+        config.connection.max_segments = config.connection.max_segments.clamp(1, fits);
+        let local = socket.local_addr()?;
+        let mut seed = [0u8; 8];
+        getrandom::getrandom(&mut seed).map_err(|e| io::Error::other(e.to_string()))?;
+        let endpoint = haul_proto::Endpoint::new(
+            EndpointConfig {
+                connection: config.connection.clone(),
+                listen: config.listen,
+                seed: u64::from_le_bytes(seed),
+            },
+            Instant::now(),
+        );
+        let shared = Arc::new(Shared {
+            inner: Mutex::new(Inner {
+                endpoint,
+                conns: HashMap::new(),
+                accept_queue: VecDeque::new(),
+                released: HashSet::new(),
+                listen: config.listen,
+            }),
+            cond: Condvar::new(),
+            socket,
+            waker: EventFd::new()?,
+        });
+        let io = Arc::clone(&shared);
+        std::thread::Builder::new()
+            .name(format!("haul-io {local}"))
+            .spawn(move || io_loop(io))?;
+        tracing::debug!(%local, offloads = ?shared.socket.offloads(), "endpoint bound");
+        Ok(Self { shared, local })
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// Which offloads the socket uses now.
+    pub fn offloads(&self) -> Offloads {
+        self.shared.socket.offloads()
+    }
+
+    /// The kernel receive buffer actually granted, in bytes.
+    pub fn socket_buffer(&self) -> usize {
+        self.shared.socket.recv_buffer()
+    }
+
+    /// Connects to a listener and waits for the handshake.
+    pub fn connect(&self, peer: SocketAddr) -> Result<Stream, NetError> {
+        let now = Instant::now();
+        let id = {
+            let mut inner = self.shared.lock();
+            let (id, conn) = inner.endpoint.connect(now, peer);
+            inner.conns.insert(id, conn);
+            id
+        };
+        self.established(id, peer)
+    }
+
+    /// Connects to a peer that calls `rendezvous` towards this endpoint at about the same time.
+    pub fn rendezvous(&self, peer: SocketAddr) -> Result<Stream, NetError> {
+        let now = Instant::now();
+        let id = {
+            let mut inner = self.shared.lock();
+            let (id, conn) = inner.endpoint.rendezvous(now, peer);
+            inner.conns.insert(id, conn);
+            id
+        };
+        self.established(id, peer)
+    }
+
+    fn established(&self, id: u32, peer: SocketAddr) -> Result<Stream, NetError> {
+        self.shared.wake();
+        let mut inner = self.shared.lock();
+        loop {
+            let conn = &inner.conns[&id];
+            if conn.is_connected() {
+                drop(inner);
+                return Ok(Stream::new(Arc::clone(&self.shared), id, peer));
+            }
+            if let Some(reason) = conn.close_reason() {
+                inner.released.insert(id);
+                return Err(NetError::Connect { peer, reason });
+            }
+            inner = self.shared.wait(inner, IDLE_POLL);
+        }
+    }
+
+    /// Waits for the next incoming connection.
+    pub fn accept(&self) -> Result<Stream, NetError> {
+        let mut inner = self.shared.lock();
+        if !inner.listen {
+            return Err(NetError::NotListening);
+        }
+        loop {
+            if let Some(id) = inner.accept_queue.pop_front() {
+                let peer = inner.conns[&id].peer_addr();
+                drop(inner);
+                return Ok(Stream::new(Arc::clone(&self.shared), id, peer));
+            }
+            inner = self.shared.wait(inner, IDLE_POLL);
+        }
+    }
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        // Stop accepting; live streams keep the I/O thread running until they are done.
+        let mut inner = self.shared.lock();
+        inner.listen = false;
+        inner.endpoint.set_listening(false);
+        drop(inner);
+        self.shared.wake();
+    }
+}
+
+/// The I/O thread: receive, run timers, transmit, sleep until the next event.
+fn io_loop(shared: Arc<Shared>) {
+    let mut recv_buf = vec![0u8; MAX_RECV];
+    let mut send_buf = Vec::with_capacity(1 << 17);
+    let mut scratch = Vec::new();
+    loop {
+        let timeout = {
+            let mut inner = shared.lock();
+            let now = Instant::now();
+            for _ in 0..RECV_BUDGET {
+                match shared.socket.recv(&mut recv_buf) {
+                    Ok(r) => {
+                        let seg = r.segment.unwrap_or(r.len).max(1);
+                        for datagram in recv_buf[..r.len].chunks(seg) {
+                            dispatch(&shared, &mut inner, now, r.from, datagram, &mut scratch);
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) => {
+                        // ICMP errors (port unreachable) surface here; the protocol's timers
+                        // decide when a peer is gone.
+                        tracing::trace!("recv: {e}");
+                        break;
+                    }
+                }
+            }
+            let now = Instant::now();
+            let inner = &mut *inner;
+            for conn in inner.conns.values_mut() {
+                if conn.poll_timeout().is_some_and(|t| t <= now) {
+                    conn.handle_timeout(now);
+                }
+                while let Some(t) = conn.poll_transmit(now, &mut send_buf) {
+                    if let Err(e) = shared.socket.send(t.destination, &send_buf[..t.size], t.segment_size) {
+                        tracing::debug!("send to {}: {e}", t.destination);
+                    }
+                }
+            }
+            reap(inner);
+            shared.cond.notify_all();
+            if Arc::strong_count(&shared) == 1 && inner.conns.is_empty() {
+                return;
+            }
+            inner
+                .conns
+                .values()
+                .filter_map(|c| c.poll_timeout())
+                .min()
+                .map_or(IDLE_POLL, |t| t.saturating_duration_since(now))
+                .min(IDLE_POLL)
+        };
+        poll(shared.socket.raw_fd(), &shared.waker, timeout);
+    }
+}
+
+fn dispatch(
+    shared: &Shared,
+    inner: &mut Inner,
+    now: Instant,
+    from: SocketAddr,
+    datagram: &[u8],
+    scratch: &mut Vec<u8>,
+) {
+    match inner.endpoint.handle(now, from, datagram, scratch) {
+        Some(DatagramEvent::Connection(id)) => {
+            if let Some(conn) = inner.conns.get_mut(&id) {
+                conn.handle_datagram(now, from, datagram);
+            }
+        }
+        Some(DatagramEvent::NewConnection(id, conn)) => {
+            inner.conns.insert(id, *conn);
+            inner.accept_queue.push_back(id);
+        }
+        Some(DatagramEvent::Response(t)) => {
+            if let Err(e) = shared.socket.send(t.destination, &scratch[..t.size], None) {
+                tracing::debug!("reply to {}: {e}", t.destination);
+            }
+        }
+        None => {}
+    }
+}
+
+/// Drops connections that ended, sent everything, and have no application handle.
+fn reap(inner: &mut Inner) {
+    let done: Vec<u32> = inner
+        .released
+        .iter()
+        .copied()
+        .filter(|id| inner.conns.get(id).is_none_or(|c| c.is_drained()))
+        .collect();
+    for id in done {
+        inner.released.remove(&id);
+        inner.conns.remove(&id);
+        inner.endpoint.forget(id);
+    }
+}
+
+/// Sleeps until the socket is readable, the waker fires, or `timeout` passes (µs precision).
+fn poll(socket: i32, waker: &EventFd, timeout: Duration) {
+    let mut fds = [
+        libc::pollfd {
+            fd: socket,
+            events: libc::POLLIN,
+            revents: 0,
+        },
+        libc::pollfd {
+            fd: waker.fd,
+            events: libc::POLLIN,
+            revents: 0,
+        },
+    ];
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: fds and ts are live for the call; no signal mask is changed.
+    unsafe { libc::ppoll(fds.as_mut_ptr(), 2, &ts, std::ptr::null()) };
+    if fds[1].revents & libc::POLLIN != 0 {
+        waker.clear();
+    }
+}
+
+/// A Linux eventfd used to wake the I/O thread.
+struct EventFd {
+    fd: i32,
+}
+
+impl EventFd {
+    fn new() -> io::Result<Self> {
+        // SAFETY: plain system call.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Self { fd })
+    }
+
+    fn signal(&self) {
+        let one: u64 = 1;
+        // SAFETY: writes 8 bytes from a live u64.
+        unsafe { libc::write(self.fd, &one as *const u64 as *const libc::c_void, 8) };
+    }
+
+    fn clear(&self) {
+        let mut value: u64 = 0;
+        // SAFETY: reads 8 bytes into a live u64.
+        unsafe { libc::read(self.fd, &mut value as *mut u64 as *mut libc::c_void, 8) };
+    }
+}
+
+impl Drop for EventFd {
+    fn drop(&mut self) {
+        // SAFETY: closes a descriptor this struct owns.
+        unsafe { libc::close(self.fd) };
+    }
+}

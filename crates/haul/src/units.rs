@@ -1,0 +1,69 @@
+//! Human units: parsing sizes, printing rates.
+
+/// Parses a byte count like `100M`, `2GiB`, `512k`, `1000` (K/M/G/T are powers of 1024).
+pub fn parse_size(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (digits, unit) = s.split_at(split);
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("`{s}` is not a size (try 100M or 2G)"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        other => return Err(format!("unknown size unit `{other}` in `{s}` (use K, M, G or T)")),
+    };
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("`{s}` is too large"))
+}
+
+/// Formats bits per second as `123.4 Mbit/s`.
+pub fn rate(bits_per_second: f64) -> String {
+    let (v, unit) = if bits_per_second >= 1e9 {
+        (bits_per_second / 1e9, "Gbit/s")
+    } else if bits_per_second >= 1e6 {
+        (bits_per_second / 1e6, "Mbit/s")
+    } else {
+        (bits_per_second / 1e3, "kbit/s")
+    };
+    format!("{v:.1} {unit}")
+}
+
+/// Formats a byte count as `1.5 GiB`.
+pub fn bytes(n: u64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut i = 0;
+    while v >= 1024.0 && i + 1 < units.len() {
+        v /= 1024.0;
+        i += 1;
+    }
+    if i == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", units[i])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("100M"), Ok(100 << 20));
+        assert_eq!(parse_size("2GiB"), Ok(2 << 30));
+        assert_eq!(parse_size("512"), Ok(512));
+        assert!(parse_size("12X").is_err());
+        assert!(parse_size("M").is_err());
+    }
+
+    #[test]
+    fn formatting() {
+        assert_eq!(rate(1.5e9), "1.5 Gbit/s");
+        assert_eq!(bytes(1536), "1.5 KiB");
+    }
+}
