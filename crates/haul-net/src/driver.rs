@@ -278,7 +278,11 @@ fn io_loop(shared: Arc<Shared>) {
                     conn.handle_timeout(now);
                 }
                 while let Some(t) = conn.poll_transmit(now, &mut send_buf) {
-                    if let Err(e) = shared.socket.send(t.destination, &send_buf[..t.size], t.segment_size) {
+                    if let Err(e) =
+                        shared
+                            .socket
+                            .send(t.destination, &send_buf[..t.size], t.segment_size)
+                    {
                         tracing::debug!("send to {}: {e}", t.destination);
                     }
                 }

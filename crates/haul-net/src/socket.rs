@@ -69,8 +69,18 @@ impl UdpSocket {
     pub fn set_buffers(&self, bytes: usize) {
         let want = bytes.min(i32::MAX as usize / 2) as i32;
         for (force, plain, name, sysctl) in [
-            (libc::SO_RCVBUFFORCE, libc::SO_RCVBUF, "receive", "net.core.rmem_max"),
-            (libc::SO_SNDBUFFORCE, libc::SO_SNDBUF, "send", "net.core.wmem_max"),
+            (
+                libc::SO_RCVBUFFORCE,
+                libc::SO_RCVBUF,
+                "receive",
+                "net.core.rmem_max",
+            ),
+            (
+                libc::SO_SNDBUFFORCE,
+                libc::SO_SNDBUF,
+                "send",
+                "net.core.wmem_max",
+            ),
         ] {
             if set_int_opt(&self.socket, libc::SOL_SOCKET, force, want).is_ok() {
                 continue;
@@ -120,9 +130,14 @@ impl UdpSocket {
                 if self.gso.load(Ordering::Relaxed) {
                     let per_batch = (MAX_SEND / seg).clamp(1, MAX_GSO_SEGMENTS) * seg;
                     let mut batches = data.chunks(per_batch);
-                    match batches.next().map(|b| self.sendmsg(&dest, b, Some(seg as u16))) {
+                    match batches
+                        .next()
+                        .map(|b| self.sendmsg(&dest, b, Some(seg as u16)))
+                    {
                         Some(Err(e)) if gso_unsupported(&e) => {
-                            tracing::info!("UDP GSO unavailable ({e}); sending one datagram per call");
+                            tracing::info!(
+                                "UDP GSO unavailable ({e}); sending one datagram per call"
+                            );
                             self.gso.store(false, Ordering::Relaxed);
                         }
                         Some(Err(e)) => return Err(e),

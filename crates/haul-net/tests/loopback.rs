@@ -15,7 +15,12 @@ fn fill(buf: &mut [u8], stream: u64, offset: u64) {
 }
 
 /// Sends `total` bytes over a fresh connection and returns (sent hash, received hash).
-fn round_trip(server: &Endpoint, client: &Endpoint, total: u64, stream: u64) -> (blake3::Hash, blake3::Hash) {
+fn round_trip(
+    server: &Endpoint,
+    client: &Endpoint,
+    total: u64,
+    stream: u64,
+) -> (blake3::Hash, blake3::Hash) {
     let addr = server.local_addr();
     let sender = {
         let mut out = client.connect(addr).expect("connect");
@@ -73,22 +78,37 @@ fn pair(offloads: Offloads) -> (Endpoint, Endpoint) {
 
 #[test]
 fn stream_is_byte_exact_with_gso_and_gro() {
-    let (server, client) = pair(Offloads { gso: true, gro: true });
+    let (server, client) = pair(Offloads {
+        gso: true,
+        gro: true,
+    });
     let (sent, received) = round_trip(&server, &client, 64 << 20, 1);
     assert_eq!(sent, received);
 }
 
 #[test]
 fn stream_is_byte_exact_with_offloads_forced_off() {
-    let (server, client) = pair(Offloads { gso: false, gro: false });
-    assert_eq!(client.offloads(), Offloads { gso: false, gro: false });
+    let (server, client) = pair(Offloads {
+        gso: false,
+        gro: false,
+    });
+    assert_eq!(
+        client.offloads(),
+        Offloads {
+            gso: false,
+            gro: false
+        }
+    );
     let (sent, received) = round_trip(&server, &client, 16 << 20, 2);
     assert_eq!(sent, received);
 }
 
 #[test]
 fn several_connections_share_one_port() {
-    let (server, client) = pair(Offloads { gso: true, gro: true });
+    let (server, client) = pair(Offloads {
+        gso: true,
+        gro: true,
+    });
     for stream in 0..4 {
         let (sent, received) = round_trip(&server, &client, 1 << 20, 10 + stream);
         assert_eq!(sent, received);

@@ -56,8 +56,10 @@ pub fn run(args: DemoArgs) -> Result<ExitCode> {
         ..NetConfig::default()
     };
     let loopback = "127.0.0.1:0".parse().expect("literal address");
-    let server = Endpoint::bind(loopback, server_cfg).context("binding the demo server on 127.0.0.1")?;
-    let client = Endpoint::bind(loopback, client_cfg).context("binding the demo client on 127.0.0.1")?;
+    let server =
+        Endpoint::bind(loopback, server_cfg).context("binding the demo server on 127.0.0.1")?;
+    let client =
+        Endpoint::bind(loopback, client_cfg).context("binding the demo client on 127.0.0.1")?;
     let total = args.bytes;
     let sent = Arc::new(AtomicU64::new(0));
     let cpu_start = cpu_seconds();
@@ -154,7 +156,11 @@ pub fn run(args: DemoArgs) -> Result<ExitCode> {
         println!(
             "  BLAKE3 {} {}",
             received_hash.to_hex(),
-            if verified { "verified: identical to what was sent" } else { "MISMATCH" }
+            if verified {
+                "verified: identical to what was sent"
+            } else {
+                "MISMATCH"
+            }
         );
     }
     if !verified {

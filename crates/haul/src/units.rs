@@ -14,7 +14,11 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         "m" | "mb" | "mib" => 1 << 20,
         "g" | "gb" | "gib" => 1 << 30,
         "t" | "tb" | "tib" => 1 << 40,
-        other => return Err(format!("unknown size unit `{other}` in `{s}` (use K, M, G or T)")),
+        other => {
+            return Err(format!(
+                "unknown size unit `{other}` in `{s}` (use K, M, G or T)"
+            ))
+        }
     };
     n.checked_mul(mult)
         .ok_or_else(|| format!("`{s}` is too large"))
