@@ -1389,3 +1389,77 @@ impl Connection {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::FixedRateFactory;
+    use std::sync::Arc;
+
+    /// A server connection, established, sending at 10 Gbit/s so the pacer never holds it back.
+    fn established(max_segments: usize) -> (Connection, Instant) {
+        let now = Instant::now();
+        let config = ConnectionConfig {
+            max_segments,
+            congestion: Arc::new(FixedRateFactory {
+                bits_per_second: 10_000_000_000,
+            }),
+            ..ConnectionConfig::default()
+        };
+        let request = Handshake {
+            version: 4,
+            socket_type: 1,
+            isn: SeqNo::new(5).unwrap(),
+            mss: 1500,
+            flow_window: 10_000,
+            req_type: RequestType::Response,
+            socket_id: 9,
+            cookie: 0,
+            peer_ip: PeerIp::default(),
+        };
+        let peer = "127.0.0.1:1".parse().unwrap();
+        let mut conn = Connection::accept(now, 3, peer, &request, config);
+        let mut buf = Vec::new();
+        let handshake = conn.poll_transmit(now, &mut buf).unwrap();
+        assert_eq!(handshake.size, 64);
+        (conn, now)
+    }
+
+    #[test]
+    fn transmits_are_gso_batches_of_equal_segments() {
+        let (mut conn, now) = established(8);
+        conn.write(&[1; 20_000]).unwrap();
+        let mut buf = Vec::new();
+        // Pacing banks credit only while time passes: a driver wakes a little after the deadline.
+        let t = conn
+            .poll_transmit(now + Duration::from_micros(100), &mut buf)
+            .unwrap();
+        assert_eq!(t.segment_size, Some(1472));
+        assert_eq!(t.size, 8 * 1472);
+        let sizes: Vec<usize> = std::iter::from_fn(|| conn.poll_transmit(now + SYN, &mut buf))
+            .map(|t| t.size)
+            .collect();
+        // 20 000 bytes = 13 full packets + 1 of 1072: 8 in the first batch, then 6 (5 + short).
+        assert_eq!(sizes, vec![5 * 1472 + 1072 + 16]);
+    }
+
+    #[test]
+    fn a_short_packet_never_leads_a_batch_of_full_ones() {
+        let (mut conn, now) = established(8);
+        conn.write(&[1; 100]).unwrap();
+        let mut buf = Vec::new();
+        assert_eq!(conn.poll_transmit(now, &mut buf).unwrap().size, 116);
+        // Lose it, then queue full packets: the retransmission goes alone, not as segment 1.
+        conn.snd_loss.insert(
+            SeqNo::new(5).unwrap().start(),
+            SeqNo::new(5).unwrap().start(),
+            (),
+        );
+        conn.write(&[2; 5000]).unwrap();
+        let later = now + SYN;
+        let t = conn.poll_transmit(later, &mut buf).unwrap();
+        assert_eq!((t.size, t.segment_size), (116, None));
+        let t = conn.poll_transmit(later, &mut buf).unwrap();
+        assert_eq!(t.segment_size, Some(1472));
+    }
+}
