@@ -10,7 +10,13 @@ use std::time::{Duration, Instant};
 fuzz_target!(|data: &[u8]| {
     let now = Instant::now();
     let peer = "127.0.0.1:9000".parse().unwrap();
-    let config = EndpointConfig { connection: ConnectionConfig::default(), listen: true, seed: 1 };
+    // Small buffers: the fuzzer runs thousands of inputs a second instead of dozens.
+    let small = ConnectionConfig {
+        recv_buffer_packets: 256,
+        send_buffer_bytes: 1 << 20,
+        ..ConnectionConfig::default()
+    };
+    let config = EndpointConfig { connection: small.clone(), listen: true, seed: 1 };
     let mut endpoint = Endpoint::new(config, now);
     // An accepted connection is established at once: the fuzzer reaches data and control paths.
     let request = Handshake {
@@ -24,7 +30,7 @@ fuzz_target!(|data: &[u8]| {
         cookie: 0,
         peer_ip: PeerIp::default(),
     };
-    let mut conn = Connection::accept(now, 5, peer, &request, ConnectionConfig::default());
+    let mut conn = Connection::accept(now, 5, peer, &request, small);
     let _ = conn.write(&[0x55; 100_000]);
     let mut buf = Vec::new();
     // Datagrams are separated by 0xFF; each also advances the clock a little.

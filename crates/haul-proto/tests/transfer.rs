@@ -87,13 +87,17 @@ fn lossy(rate_bps: u64, rtt_ms: u64, loss: f64) -> LinkConfig {
 
 #[test]
 fn clean_path_without_queue_drops_needs_no_retransmission() {
-    let link = LinkConfig {
-        queue_bytes: usize::MAX,
-        ..lossy(100_000_000, 10, 0.0)
-    };
-    let out = transfer(1, 8 << 20, link, ConnectionConfig::default(), |_| {});
-    assert_eq!(out.retransmitted, 0);
-    assert!(out.sent > 5_000);
+    // Nothing is lost, so any retransmission would be a spurious timeout (at 300 ms RTT a
+    // timeout computed from a default RTT instead of a measured one fires before the first ACK).
+    for rtt in [10, 100, 300] {
+        let link = LinkConfig {
+            queue_bytes: usize::MAX,
+            ..lossy(100_000_000, rtt, 0.0)
+        };
+        let out = transfer(1, 8 << 20, link, ConnectionConfig::default(), |_| {});
+        assert_eq!(out.retransmitted, 0, "spurious retransmissions at {rtt} ms");
+        assert!(out.sent > 5_000);
+    }
 }
 
 #[test]

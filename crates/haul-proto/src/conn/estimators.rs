@@ -9,6 +9,37 @@ pub struct RttEstimator {
     var_us: u32,
 }
 
+/// The sender's own retransmission timeout, from the time between sending a packet and the ACK
+/// that covers it (never from retransmitted packets). Like TCP's: the first sample sets the
+/// estimate, and until there is one the timeout is 1 s.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RtoEstimator {
+    smoothed: Option<RttEstimator>,
+}
+
+impl RtoEstimator {
+    const INITIAL: Duration = Duration::from_secs(1);
+
+    /// Folds in one sample.
+    pub fn update(&mut self, sample: Duration) {
+        let us = sample.as_micros().min(u32::MAX as u128) as u32;
+        match self.smoothed.as_mut() {
+            Some(e) => e.update(us),
+            None => {
+                self.smoothed = Some(RttEstimator {
+                    rtt_us: us,
+                    var_us: us / 2,
+                })
+            }
+        }
+    }
+
+    /// RTT + 4·RTTVar, or 1 s before the first sample.
+    pub fn rto(&self) -> Duration {
+        self.smoothed.map_or(Self::INITIAL, |e| e.rto())
+    }
+}
+
 impl Default for RttEstimator {
     fn default() -> Self {
         Self {
@@ -189,6 +220,14 @@ mod tests {
             w.on_arrival(t0 + Duration::from_micros(100 * i as u64), i & 0xF);
         }
         assert_eq!(w.recv_rate(), 10_000);
+    }
+
+    #[test]
+    fn rto_starts_at_one_second_then_follows_samples() {
+        let mut r = RtoEstimator::default();
+        assert_eq!(r.rto(), Duration::from_secs(1));
+        r.update(Duration::from_millis(300));
+        assert_eq!(r.rto(), Duration::from_millis(300 + 4 * 150));
     }
 
     #[test]

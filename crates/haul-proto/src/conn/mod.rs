@@ -21,7 +21,7 @@ use crate::wire::{
     PeerIp, RateReport, RequestType, SocketType, HEADER_LEN,
 };
 use config::MIN_MSS;
-use estimators::{ArrivalWindow, RttEstimator, SmoothedRate};
+use estimators::{ArrivalWindow, RtoEstimator, RttEstimator, SmoothedRate};
 use recv_buf::{RecvBuffer, Stored};
 use send_buf::SendBuffer;
 use std::collections::VecDeque;
@@ -218,6 +218,8 @@ pub struct Connection {
     last_ack2: Option<(AckNo, Instant)>,
     /// Last time the peer showed progress (ACK advance or NAK); the EXP timer counts from here.
     last_progress: Instant,
+    /// The sender's own RTT measurement, for the EXP timer.
+    rto: RtoEstimator,
     exp_count: u32,
     closing: bool,
     write_blocked: bool,
@@ -298,6 +300,7 @@ impl Connection {
             capacity: SmoothedRate::new(1),
             last_ack2: None,
             last_progress: now,
+            rto: RtoEstimator::default(),
             exp_count: 1,
             closing: false,
             write_blocked: false,
@@ -852,6 +855,13 @@ impl Connection {
 
     /// Releases acknowledged packets; returns how many.
     fn acknowledge(&mut self, now: Instant, ext: u64) -> u64 {
+        // The newest packet this ACK covers gives an RTT sample, unless it was retransmitted.
+        let newest = ext.checked_sub(1).and_then(|s| self.send.packet(s));
+        if let Some((sent, false)) = newest.and_then(|p| p.last_sent) {
+            if ext > self.send.first_seq() {
+                self.rto.update(now.saturating_duration_since(sent));
+            }
+        }
         let released = self.send.ack(ext);
         if released > 0 {
             self.snd_loss.remove_below(ext);
@@ -1241,6 +1251,7 @@ impl Connection {
                 .send
                 .copy_payload(&packet, &mut buf[start + HEADER_LEN..]);
             buf.truncate(start + size);
+            self.send.mark_sent(seq, now, retransmit);
             if retransmit {
                 self.stats.packets_retransmitted += 1;
             } else {
@@ -1313,10 +1324,11 @@ impl Connection {
 
     // ---------------------------------------------------------------- timers
 
-    /// Retransmission (EXP) interval: max(n·(RTT + 4·RTTVar + SYN), n·300 ms).
+    /// Retransmission (EXP) interval: max(n·(RTO + SYN), n·300 ms), the RTO measured by this
+    /// sender (1 s before the first sample), n the consecutive expiries (at most 16).
     fn exp_interval(&self) -> Duration {
         let n = self.exp_count.min(16);
-        (self.rtt.rto() + SYN).max(MIN_EXP) * n
+        (self.rto.rto() + SYN).max(MIN_EXP) * n
     }
 
     /// When [`Connection::handle_timeout`] should be called next.

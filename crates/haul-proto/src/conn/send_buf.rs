@@ -19,6 +19,9 @@ pub struct SentPacket {
     pub msg: MsgInfo,
     /// Past this instant the message may be dropped instead of retransmitted.
     pub deadline: Option<Instant>,
+    /// When it was last sent, and whether that was a retransmission (then it gives no RTT
+    /// sample: an ACK cannot tell which copy it answers).
+    pub last_sent: Option<(Instant, bool)>,
 }
 
 impl SentPacket {
@@ -173,6 +176,7 @@ impl SendBuffer {
             len: len as u16,
             msg,
             deadline,
+            last_sent: None,
         });
         self.cut += len as u64;
         Some(seq)
@@ -182,6 +186,15 @@ impl SendBuffer {
     pub fn packet(&self, seq: u64) -> Option<&SentPacket> {
         let index = seq.checked_sub(self.first_seq)?;
         self.packets.get(usize::try_from(index).ok()?)
+    }
+
+    /// Records that `seq` was just sent.
+    pub fn mark_sent(&mut self, seq: u64, now: Instant, retransmission: bool) {
+        if let Some(index) = seq.checked_sub(self.first_seq) {
+            if let Some(p) = self.packets.get_mut(index as usize) {
+                p.last_sent = Some((now, retransmission));
+            }
+        }
     }
 
     /// Copies the payload of `packet` into `out`, returning its length.
