@@ -39,7 +39,9 @@ fuzz_target!(|data: &[u8]| {
         let _ = endpoint.handle(t, peer, datagram, &mut buf);
         conn.handle_datagram(t, peer, datagram);
         conn.handle_timeout(t);
-        while conn.poll_transmit(t, &mut buf).is_some() {}
+        while conn.poll_transmit(t, &mut buf).is_some() {
+            buf.clear();
+        }
         let mut out = [0u8; 4096];
         let _ = conn.read(&mut out);
     }

@@ -1,6 +1,6 @@
 //! The endpoint: one socket, its connections, and the I/O thread that drives them.
 
-use crate::socket::{Offloads, UdpSocket, MAX_RECV, MAX_SEND};
+use crate::socket::{Offloads, Outgoing, UdpSocket, BATCH, MAX_RECV, MAX_SEND};
 use crate::stream::Stream;
 use haul_proto::{CloseReason, Connection, ConnectionConfig, DatagramEvent, EndpointConfig};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -10,10 +10,11 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use thiserror::Error;
 
-/// Most received buffers handled before timers and transmits get a turn.
-const RECV_BUDGET: usize = 64;
 /// Longest the I/O thread sleeps without a timer.
 const IDLE_POLL: Duration = Duration::from_millis(100);
+/// Shortest sleep: deadlines closer than this are served in a burst instead of a wake-up each.
+/// At 10 Gbit/s 100 µs is ~85 packets, two GSO batches.
+const PACING_QUANTUM: Duration = Duration::from_micros(100);
 
 /// Settings of an endpoint.
 #[derive(Debug, Clone)]
@@ -245,72 +246,106 @@ impl Drop for Endpoint {
     }
 }
 
-/// The I/O thread: receive, run timers, transmit, sleep until the next event.
+/// Transmits gathered under the lock, sent after it is released.
+#[derive(Default)]
+struct TxQueue {
+    buf: Vec<u8>,
+    out: Vec<Outgoing>,
+}
+
+impl TxQueue {
+    fn clear(&mut self) {
+        self.buf.clear();
+        self.out.clear();
+    }
+
+    /// Appends everything `conn` wants to send now.
+    fn gather(&mut self, conn: &mut Connection, now: Instant) {
+        loop {
+            let offset = self.buf.len();
+            let Some(t) = conn.poll_transmit(now, &mut self.buf) else {
+                return;
+            };
+            self.out.push(Outgoing {
+                dest: t.destination,
+                offset,
+                len: t.size,
+                segment: t.segment_size,
+            });
+        }
+    }
+}
+
+/// The I/O thread: receive a batch, then (under the lock) dispatch it, run timers and gather
+/// transmits, then send them, then sleep until the next event. No system call holds the lock.
 fn io_loop(shared: Arc<Shared>) {
-    let mut recv_buf = vec![0u8; MAX_RECV];
-    let mut send_buf = Vec::with_capacity(1 << 17);
+    let mut pool = vec![0u8; BATCH * MAX_RECV];
+    let mut received = Vec::with_capacity(BATCH);
+    let mut tx = TxQueue::default();
     let mut scratch = Vec::new();
     loop {
-        let timeout = {
-            let mut inner = shared.lock();
+        match shared.socket.recv_many(&mut pool, &mut received) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => received.clear(),
+            Err(e) => {
+                // ICMP errors (port unreachable) surface here; the protocol's timers decide
+                // when a peer is gone.
+                tracing::trace!("recv: {e}");
+                received.clear();
+            }
+        }
+        let (timeout, exit) = {
+            let mut guard = shared.lock();
+            let inner = &mut *guard;
             let now = Instant::now();
-            for _ in 0..RECV_BUDGET {
-                match shared.socket.recv(&mut recv_buf) {
-                    Ok(r) => {
-                        let seg = r.segment.unwrap_or(r.len).max(1);
-                        for datagram in recv_buf[..r.len].chunks(seg) {
-                            dispatch(&shared, &mut inner, now, r.from, datagram, &mut scratch);
-                        }
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) => {
-                        // ICMP errors (port unreachable) surface here; the protocol's timers
-                        // decide when a peer is gone.
-                        tracing::trace!("recv: {e}");
-                        break;
-                    }
+            for (i, r) in received.iter().enumerate() {
+                let slot = &pool[i * MAX_RECV..i * MAX_RECV + r.len];
+                for datagram in slot.chunks(r.segment.unwrap_or(r.len).max(1)) {
+                    dispatch(inner, now, r.from, datagram, &mut scratch, &mut tx);
                 }
             }
             let now = Instant::now();
-            let inner = &mut *inner;
+            let mut notify = false;
             for conn in inner.conns.values_mut() {
                 if conn.poll_timeout().is_some_and(|t| t <= now) {
                     conn.handle_timeout(now);
                 }
-                while let Some(t) = conn.poll_transmit(now, &mut send_buf) {
-                    if let Err(e) =
-                        shared
-                            .socket
-                            .send(t.destination, &send_buf[..t.size], t.segment_size)
-                    {
-                        tracing::debug!("send to {}: {e}", t.destination);
-                    }
+                tx.gather(conn, now);
+                // Blocked application calls wait for exactly these events.
+                while conn.poll_event().is_some() {
+                    notify = true;
                 }
             }
             reap(inner);
-            shared.cond.notify_all();
-            if Arc::strong_count(&shared) == 1 && inner.conns.is_empty() {
-                return;
+            if notify || !inner.accept_queue.is_empty() {
+                shared.cond.notify_all();
             }
-            inner
-                .conns
-                .values()
-                .filter_map(|c| c.poll_timeout())
-                .min()
-                .map_or(IDLE_POLL, |t| t.saturating_duration_since(now))
-                .min(IDLE_POLL)
+            let exit = Arc::strong_count(&shared) == 1 && inner.conns.is_empty();
+            let next = inner.conns.values().filter_map(|c| c.poll_timeout()).min();
+            let timeout = next.map_or(IDLE_POLL, |t| t.saturating_duration_since(now));
+            (timeout.clamp(PACING_QUANTUM, IDLE_POLL), exit)
         };
-        poll(shared.socket.raw_fd(), &shared.waker, timeout);
+        if let Err(e) = shared.socket.send_all(&tx.buf, &tx.out) {
+            tracing::debug!("send: {e}");
+        }
+        tx.clear();
+        if exit {
+            return;
+        }
+        // More may be waiting already: only sleep when the last receive came back short.
+        if received.len() < BATCH {
+            poll(shared.socket.raw_fd(), &shared.waker, timeout);
+        }
     }
 }
 
 fn dispatch(
-    shared: &Shared,
     inner: &mut Inner,
     now: Instant,
     from: SocketAddr,
     datagram: &[u8],
     scratch: &mut Vec<u8>,
+    tx: &mut TxQueue,
 ) {
     match inner.endpoint.handle(now, from, datagram, scratch) {
         Some(DatagramEvent::Connection(id)) => {
@@ -323,9 +358,14 @@ fn dispatch(
             inner.accept_queue.push_back(id);
         }
         Some(DatagramEvent::Response(t)) => {
-            if let Err(e) = shared.socket.send(t.destination, &scratch[..t.size], None) {
-                tracing::debug!("reply to {}: {e}", t.destination);
-            }
+            let offset = tx.buf.len();
+            tx.buf.extend_from_slice(&scratch[..t.size]);
+            tx.out.push(Outgoing {
+                dest: t.destination,
+                offset,
+                len: t.size,
+                segment: None,
+            });
         }
         None => {}
     }

@@ -28,6 +28,7 @@ mod socket;
 mod stream;
 
 pub use driver::{Endpoint, NetConfig, NetError};
+pub use haul_proto::cc::{FixedRateFactory, Udt4DaimdFactory};
 pub use haul_proto::{CloseReason, ConnectionConfig, Stats};
 pub use socket::Offloads;
-pub use stream::Stream;
+pub use stream::{Monitor, Stream};

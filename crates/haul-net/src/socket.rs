@@ -1,28 +1,56 @@
-//! The UDP socket: GSO on send and GRO on receive where the kernel has them, one datagram per
-//! system call where it does not. Detection happens at run time; a failed GSO send switches the
-//! socket to the fallback for good.
+//! The UDP socket: batched I/O with `sendmmsg`/`recvmmsg`, where each message may itself be a
+//! batch of equal-size datagrams (UDP GSO on send, GRO on receive). Offloads are detected at run
+//! time; a GSO send the kernel refuses switches the socket to one datagram per message for good.
 
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use std::io;
-use std::mem::{size_of, MaybeUninit};
+use std::mem::size_of;
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Largest UDP payload the socket receives in one call (a GRO batch).
+/// Largest UDP payload of one receive, a GRO batch included.
 pub const MAX_RECV: usize = 65_535;
 /// Largest UDP payload of one send, a GSO batch included (IPv4: 65 535 − 20 − 8).
 pub const MAX_SEND: usize = 65_507;
 /// Most segments the kernel accepts in one GSO send.
 const MAX_GSO_SEGMENTS: usize = 64;
+/// Messages per `sendmmsg`/`recvmmsg` call.
+pub const BATCH: usize = 64;
+/// Control-message space per message (one u16 or i32 cmsg, aligned).
+const CMSG_SPACE: usize = 32;
 
 /// How the socket moves packets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Offloads {
-    /// Send a batch of equal-size datagrams in one call (`UDP_SEGMENT`).
+    /// Send a batch of equal-size datagrams as one message (`UDP_SEGMENT`).
     pub gso: bool,
-    /// Receive coalesced datagrams in one call (`UDP_GRO`).
+    /// Receive coalesced datagrams as one message (`UDP_GRO`).
     pub gro: bool,
+}
+
+/// One received message: a datagram, or several of `segment` bytes each (the last may be short).
+#[derive(Debug, Clone, Copy)]
+pub struct Received {
+    /// Sender.
+    pub from: SocketAddr,
+    /// Bytes in the message's slot.
+    pub len: usize,
+    /// Size of each coalesced datagram, when GRO merged several.
+    pub segment: Option<usize>,
+}
+
+/// One message to send: `len` bytes at `offset` of a shared buffer.
+#[derive(Debug, Clone, Copy)]
+pub struct Outgoing {
+    /// Destination.
+    pub dest: SocketAddr,
+    /// Start in the buffer.
+    pub offset: usize,
+    /// Length.
+    pub len: usize,
+    /// With several datagrams: the size of each.
+    pub segment: Option<usize>,
 }
 
 /// A UDP socket with batched I/O.
@@ -33,20 +61,8 @@ pub struct UdpSocket {
     gro: bool,
 }
 
-/// One received buffer: a datagram, or several of `segment` bytes each (the last may be short).
-#[derive(Debug, Clone, Copy)]
-pub struct Received {
-    /// Sender.
-    pub from: SocketAddr,
-    /// Bytes in the buffer.
-    pub len: usize,
-    /// Size of each coalesced datagram, when GRO merged several.
-    pub segment: Option<usize>,
-}
-
 impl UdpSocket {
-    /// Binds a non-blocking socket. `buffer_bytes` sizes the kernel buffers (see
-    /// [`UdpSocket::set_buffers`]); `offloads` says which batching to try.
+    /// Binds a non-blocking socket, sizes its buffers and enables what `offloads` asks for.
     pub fn bind(addr: SocketAddr, buffer_bytes: usize, offloads: Offloads) -> io::Result<Self> {
         let socket = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
         if addr.is_ipv6() {
@@ -122,102 +138,142 @@ impl UdpSocket {
         }
     }
 
-    /// Sends `data` to `dest`: one datagram, or with `segment` a batch of datagrams of that size.
-    pub fn send(&self, dest: SocketAddr, data: &[u8], segment: Option<usize>) -> io::Result<()> {
-        let dest = SockAddr::from(dest);
-        match segment {
-            Some(seg) if seg > 0 && seg < data.len() => {
-                if self.gso.load(Ordering::Relaxed) {
+    /// Sends every message of `out` (bytes in `buf`), as few system calls as the kernel allows.
+    /// A full socket buffer drops what does not fit, as a router would; the protocol recovers.
+    pub fn send_all(&self, buf: &[u8], out: &[Outgoing]) -> io::Result<()> {
+        let mut messages: Vec<Message> = Vec::with_capacity(out.len().min(BATCH * 4));
+        for o in out {
+            let data = &buf[o.offset..o.offset + o.len];
+            let dest = SockAddr::from(o.dest);
+            match o.segment {
+                Some(seg) if seg > 0 && seg < data.len() && self.gso.load(Ordering::Relaxed) => {
                     let per_batch = (MAX_SEND / seg).clamp(1, MAX_GSO_SEGMENTS) * seg;
-                    let mut batches = data.chunks(per_batch);
-                    match batches
-                        .next()
-                        .map(|b| self.sendmsg(&dest, b, Some(seg as u16)))
-                    {
-                        Some(Err(e)) if gso_unsupported(&e) => {
-                            tracing::info!(
-                                "UDP GSO unavailable ({e}); sending one datagram per call"
-                            );
-                            self.gso.store(false, Ordering::Relaxed);
-                        }
-                        Some(Err(e)) => return Err(e),
-                        _ => {
-                            for batch in batches {
-                                self.sendmsg(&dest, batch, Some(seg as u16))?;
-                            }
-                            return Ok(());
-                        }
+                    for batch in data.chunks(per_batch) {
+                        let segment = (batch.len() > seg).then_some(seg as u16);
+                        messages.push(Message::new(&dest, batch, segment));
                     }
                 }
-                for chunk in data.chunks(seg) {
-                    self.sendmsg(&dest, chunk, None)?;
+                Some(seg) if seg > 0 => {
+                    for chunk in data.chunks(seg) {
+                        messages.push(Message::new(&dest, chunk, None));
+                    }
                 }
-                Ok(())
+                _ => messages.push(Message::new(&dest, data, None)),
             }
-            _ => self.sendmsg(&dest, data, None),
         }
+        let mut sent = 0;
+        while sent < messages.len() {
+            let end = (sent + BATCH).min(messages.len());
+            match self.sendmmsg(&mut messages[sent..end]) {
+                Ok(n) => sent += n.max(1),
+                Err(e) if gso_refused(&e) && messages[sent].segment.is_some() => {
+                    tracing::info!("UDP GSO refused ({e}); sending one datagram per message");
+                    self.gso.store(false, Ordering::Relaxed);
+                    let rest: Vec<Message> = messages.drain(sent..).collect();
+                    for m in rest {
+                        m.split_into(&mut messages);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
     }
 
-    fn sendmsg(&self, dest: &SockAddr, data: &[u8], segment: Option<u16>) -> io::Result<()> {
-        let mut iov = libc::iovec {
-            iov_base: data.as_ptr() as *mut libc::c_void,
-            iov_len: data.len(),
-        };
-        let mut control = [0u64; 4];
-        // SAFETY: msghdr is plain data; every pointer set below outlives the call.
-        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-        msg.msg_name = dest.as_ptr() as *mut libc::c_void;
-        msg.msg_namelen = dest.len();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        if let Some(seg) = segment {
-            msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
-            // SAFETY: CMSG_SPACE only computes a size.
-            msg.msg_controllen = unsafe { libc::CMSG_SPACE(size_of::<u16>() as u32) } as usize;
-            // SAFETY: the control buffer is 32 bytes, enough for one cmsghdr with a u16.
-            unsafe {
-                let cmsg = libc::CMSG_FIRSTHDR(&msg);
-                (*cmsg).cmsg_level = libc::SOL_UDP;
-                (*cmsg).cmsg_type = libc::UDP_SEGMENT;
-                (*cmsg).cmsg_len = libc::CMSG_LEN(size_of::<u16>() as u32) as usize;
-                std::ptr::write_unaligned(libc::CMSG_DATA(cmsg) as *mut u16, seg);
+    fn sendmmsg(&self, messages: &mut [Message]) -> io::Result<usize> {
+        let mut iovs: Vec<libc::iovec> = Vec::with_capacity(messages.len());
+        let mut controls = vec![[0u64; CMSG_SPACE / 8]; messages.len()];
+        let mut headers: Vec<libc::mmsghdr> = Vec::with_capacity(messages.len());
+        for m in messages.iter() {
+            iovs.push(libc::iovec {
+                iov_base: m.data as *mut libc::c_void,
+                iov_len: m.len,
+            });
+        }
+        for (i, m) in messages.iter().enumerate() {
+            // SAFETY: mmsghdr is plain data; every pointer set below outlives the call.
+            let mut h: libc::mmsghdr = unsafe { std::mem::zeroed() };
+            h.msg_hdr.msg_name = m.addr.as_ptr() as *mut libc::c_void;
+            h.msg_hdr.msg_namelen = m.addr.len();
+            h.msg_hdr.msg_iov = &mut iovs[i];
+            h.msg_hdr.msg_iovlen = 1;
+            if let Some(seg) = m.segment {
+                h.msg_hdr.msg_control = controls[i].as_mut_ptr() as *mut libc::c_void;
+                // SAFETY: CMSG_SPACE only computes a size.
+                h.msg_hdr.msg_controllen =
+                    unsafe { libc::CMSG_SPACE(size_of::<u16>() as u32) } as usize;
+                // SAFETY: the control buffer holds one cmsghdr with a u16.
+                unsafe {
+                    let cmsg = libc::CMSG_FIRSTHDR(&h.msg_hdr);
+                    (*cmsg).cmsg_level = libc::SOL_UDP;
+                    (*cmsg).cmsg_type = libc::UDP_SEGMENT;
+                    (*cmsg).cmsg_len = libc::CMSG_LEN(size_of::<u16>() as u32) as usize;
+                    std::ptr::write_unaligned(libc::CMSG_DATA(cmsg) as *mut u16, seg);
+                }
             }
+            headers.push(h);
         }
         loop {
-            // SAFETY: msg is fully initialised and points at live buffers.
-            let n = unsafe { libc::sendmsg(self.socket.as_raw_fd(), &msg, 0) };
+            // SAFETY: headers point at live iovecs, addresses and control buffers.
+            let n = unsafe {
+                libc::sendmmsg(
+                    self.socket.as_raw_fd(),
+                    headers.as_mut_ptr(),
+                    headers.len() as u32,
+                    0,
+                )
+            };
             if n >= 0 {
-                return Ok(());
+                return Ok(n as usize);
             }
             let e = io::Error::last_os_error();
-            match e.kind() {
-                io::ErrorKind::Interrupted => continue,
-                // A full socket buffer: the packet is lost like any other; the protocol recovers.
-                io::ErrorKind::WouldBlock => return Ok(()),
-                _ => return Err(e),
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
             }
         }
     }
 
-    /// Receives one buffer, or `WouldBlock` when nothing is waiting.
-    pub fn recv(&self, buf: &mut [u8]) -> io::Result<Received> {
-        let mut iov = libc::iovec {
-            iov_base: buf.as_mut_ptr() as *mut libc::c_void,
-            iov_len: buf.len(),
-        };
-        let mut name = MaybeUninit::<libc::sockaddr_storage>::zeroed();
-        let mut control = [0u64; 8];
-        // SAFETY: as in sendmsg; the kernel writes at most the lengths given.
-        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-        msg.msg_name = name.as_mut_ptr() as *mut libc::c_void;
-        msg.msg_namelen = size_of::<libc::sockaddr_storage>() as u32;
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
-        msg.msg_controllen = size_of::<[u64; 8]>();
+    /// Receives up to `BATCH` messages into `pool` (`BATCH` slots of [`MAX_RECV`] bytes) with one
+    /// system call. Returns `WouldBlock` when nothing is waiting.
+    pub fn recv_many(&self, pool: &mut [u8], out: &mut Vec<Received>) -> io::Result<()> {
+        out.clear();
+        let slots = (pool.len() / MAX_RECV).min(BATCH);
+        let mut iovs: Vec<libc::iovec> = pool
+            .chunks_mut(MAX_RECV)
+            .take(slots)
+            .map(|slot| libc::iovec {
+                iov_base: slot.as_mut_ptr() as *mut libc::c_void,
+                iov_len: slot.len(),
+            })
+            .collect();
+        // SAFETY: sockaddr_storage is plain data.
+        let mut names: Vec<libc::sockaddr_storage> = vec![unsafe { std::mem::zeroed() }; slots];
+        let mut controls = vec![[0u64; CMSG_SPACE / 8]; slots];
+        let mut headers: Vec<libc::mmsghdr> = (0..slots)
+            .map(|i| {
+                // SAFETY: as above; the pointers outlive the call.
+                let mut h: libc::mmsghdr = unsafe { std::mem::zeroed() };
+                h.msg_hdr.msg_name = &mut names[i] as *mut _ as *mut libc::c_void;
+                h.msg_hdr.msg_namelen = size_of::<libc::sockaddr_storage>() as u32;
+                h.msg_hdr.msg_iov = &mut iovs[i];
+                h.msg_hdr.msg_iovlen = 1;
+                h.msg_hdr.msg_control = controls[i].as_mut_ptr() as *mut libc::c_void;
+                h.msg_hdr.msg_controllen = CMSG_SPACE;
+                h
+            })
+            .collect();
         let n = loop {
-            // SAFETY: msg points at live buffers of the stated sizes.
-            let n = unsafe { libc::recvmsg(self.socket.as_raw_fd(), &mut msg, 0) };
+            // SAFETY: headers describe live buffers of the stated sizes.
+            let n = unsafe {
+                libc::recvmmsg(
+                    self.socket.as_raw_fd(),
+                    headers.as_mut_ptr(),
+                    slots as u32,
+                    0,
+                    std::ptr::null_mut(),
+                )
+            };
             if n >= 0 {
                 break n as usize;
             }
@@ -226,34 +282,72 @@ impl UdpSocket {
                 return Err(e);
             }
         };
-        let mut segment = None;
-        // SAFETY: the kernel filled msg_control up to msg_controllen with valid cmsgs.
-        unsafe {
-            let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
-            while !cmsg.is_null() {
-                if (*cmsg).cmsg_level == libc::SOL_UDP && (*cmsg).cmsg_type == libc::UDP_GRO {
-                    let seg = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg) as *const i32);
-                    if seg > 0 && (seg as usize) < n {
-                        segment = Some(seg as usize);
-                    }
-                }
-                cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
+        for (i, h) in headers.iter().enumerate().take(n) {
+            let len = h.msg_len as usize;
+            let segment = gro_segment(&h.msg_hdr).filter(|&s| s < len);
+            // SAFETY: the kernel wrote a socket address of msg_namelen bytes.
+            let addr = unsafe { SockAddr::new(names[i], h.msg_hdr.msg_namelen) };
+            if let Some(from) = addr.as_socket() {
+                out.push(Received { from, len, segment });
             }
         }
-        // SAFETY: recvmsg wrote a socket address of msg_namelen bytes into `name`.
-        let addr = unsafe { SockAddr::new(name.assume_init(), msg.msg_namelen) };
-        let from = addr
-            .as_socket()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "non-IP sender"))?;
-        Ok(Received {
-            from,
-            len: n,
-            segment,
-        })
+        Ok(())
     }
 }
 
-fn gso_unsupported(e: &io::Error) -> bool {
+/// The GRO segment size the kernel attached to a received message, if any.
+fn gro_segment(msg: &libc::msghdr) -> Option<usize> {
+    // SAFETY: the kernel filled msg_control up to msg_controllen with valid cmsgs.
+    unsafe {
+        let mut cmsg = libc::CMSG_FIRSTHDR(msg);
+        while !cmsg.is_null() {
+            if (*cmsg).cmsg_level == libc::SOL_UDP && (*cmsg).cmsg_type == libc::UDP_GRO {
+                let seg = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg) as *const i32);
+                return (seg > 0).then_some(seg as usize);
+            }
+            cmsg = libc::CMSG_NXTHDR(msg, cmsg);
+        }
+    }
+    None
+}
+
+/// One message prepared for `sendmmsg`.
+struct Message {
+    addr: SockAddr,
+    data: *const u8,
+    len: usize,
+    segment: Option<u16>,
+}
+
+impl Message {
+    fn new(addr: &SockAddr, data: &[u8], segment: Option<u16>) -> Self {
+        Self {
+            addr: addr.clone(),
+            data: data.as_ptr(),
+            len: data.len(),
+            segment,
+        }
+    }
+
+    /// The same bytes as one message per datagram.
+    fn split_into(self, out: &mut Vec<Message>) {
+        let seg = self.segment.map_or(self.len, |s| s as usize).max(1);
+        let mut offset = 0;
+        while offset < self.len {
+            let len = seg.min(self.len - offset);
+            out.push(Message {
+                addr: self.addr.clone(),
+                // SAFETY: offset < len, inside the original slice.
+                data: unsafe { self.data.add(offset) },
+                len,
+                segment: None,
+            });
+            offset += len;
+        }
+    }
+}
+
+fn gso_refused(e: &io::Error) -> bool {
     matches!(
         e.raw_os_error(),
         Some(libc::EIO) | Some(libc::EINVAL) | Some(libc::EOPNOTSUPP) | Some(libc::ENOPROTOOPT)
@@ -295,5 +389,96 @@ fn get_int_opt(s: &Socket, level: i32, name: i32) -> io::Result<i32> {
         Ok(value)
     } else {
         Err(io::Error::last_os_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair(offloads: Offloads) -> (UdpSocket, UdpSocket) {
+        let a = UdpSocket::bind("127.0.0.1:0".parse().unwrap(), 4 << 20, offloads).unwrap();
+        let b = UdpSocket::bind("127.0.0.1:0".parse().unwrap(), 4 << 20, offloads).unwrap();
+        (a, b)
+    }
+
+    /// Sends 3 batches (100 datagrams of 1000 bytes + a 10-byte one, 2 single datagrams) and
+    /// checks every datagram arrives intact, however the kernel groups them.
+    fn batches_arrive_intact(offloads: Offloads) {
+        let (a, b) = pair(offloads);
+        let dest = b.local_addr().unwrap();
+        let mut buf = Vec::new();
+        for i in 0..100u32 {
+            buf.extend(std::iter::repeat_n(i as u8, 1000));
+        }
+        buf.extend_from_slice(&[0xAB; 10]);
+        let singles = buf.len();
+        buf.extend_from_slice(b"one");
+        buf.extend_from_slice(b"two!");
+        let out = [
+            Outgoing {
+                dest,
+                offset: 0,
+                len: singles,
+                segment: Some(1000),
+            },
+            Outgoing {
+                dest,
+                offset: singles,
+                len: 3,
+                segment: None,
+            },
+            Outgoing {
+                dest,
+                offset: singles + 3,
+                len: 4,
+                segment: None,
+            },
+        ];
+        a.send_all(&buf, &out).unwrap();
+        let mut pool = vec![0u8; BATCH * MAX_RECV];
+        let mut got: Vec<Vec<u8>> = Vec::new();
+        let mut received = Vec::new();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while got.len() < 103 && std::time::Instant::now() < deadline {
+            match b.recv_many(&mut pool, &mut received) {
+                Ok(()) => {
+                    for (i, r) in received.iter().enumerate() {
+                        let slot = &pool[i * MAX_RECV..i * MAX_RECV + r.len];
+                        for d in slot.chunks(r.segment.unwrap_or(r.len).max(1)) {
+                            got.push(d.to_vec());
+                        }
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::yield_now(),
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert_eq!(got.len(), 103);
+        for (i, d) in got.iter().take(100).enumerate() {
+            assert_eq!(d, &vec![i as u8; 1000]);
+        }
+        assert_eq!(got[100], vec![0xAB; 10]);
+        assert_eq!(got[101], b"one");
+        assert_eq!(got[102], b"two!");
+    }
+
+    #[test]
+    fn gso_and_gro_batches_arrive_intact() {
+        batches_arrive_intact(Offloads {
+            gso: true,
+            gro: true,
+        });
+    }
+
+    #[test]
+    fn mmsg_fallback_batches_arrive_intact() {
+        let offloads = Offloads {
+            gso: false,
+            gro: false,
+        };
+        let (a, _) = pair(offloads);
+        assert_eq!(a.offloads(), offloads);
+        batches_arrive_intact(offloads);
     }
 }

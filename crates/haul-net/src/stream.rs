@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 /// How long a blocked call sleeps before checking again (it is woken sooner by progress).
 const WAIT_SLICE: Duration = Duration::from_millis(50);
+/// Most bytes copied per lock acquisition, so the I/O thread is never held up long.
+const COPY_SLICE: usize = 256 << 10;
 
 /// A reliable byte stream over haul. Dropping it closes it gracefully in the background; call
 /// [`Stream::finish`] to wait until the peer has everything.
@@ -41,12 +43,15 @@ impl Stream {
 
     /// Counters and estimates of the connection.
     pub fn stats(&self) -> Stats {
-        self.shared
-            .lock()
-            .conns
-            .get(&self.id)
-            .map(|c| c.stats())
-            .unwrap_or_default()
+        self.monitor().stats()
+    }
+
+    /// A handle that reads this connection's statistics from another thread.
+    pub fn monitor(&self) -> Monitor {
+        Monitor {
+            shared: Arc::clone(&self.shared),
+            id: self.id,
+        }
     }
 
     /// Closes gracefully and waits until every byte written was acknowledged by the peer.
@@ -63,6 +68,25 @@ impl Stream {
                 Some(reason) => return Err(closed_error(reason)),
             }
         }
+    }
+}
+
+/// Reads a connection's statistics without owning the stream.
+#[derive(Clone)]
+pub struct Monitor {
+    shared: Arc<Shared>,
+    id: u32,
+}
+
+impl Monitor {
+    /// Counters and estimates of the connection (zero once it is gone).
+    pub fn stats(&self) -> Stats {
+        self.shared
+            .lock()
+            .conns
+            .get(&self.id)
+            .map(|c| c.stats())
+            .unwrap_or_default()
     }
 }
 
@@ -91,12 +115,10 @@ impl io::Read for Stream {
             let Some(conn) = inner.conns.get_mut(&self.id) else {
                 return Ok(0);
             };
-            match conn.read(buf) {
-                Ok(n) => {
-                    // Reading frees receive buffer: the next ACK can open the window.
-                    self.shared.wake();
-                    return Ok(n);
-                }
+            let len = buf.len().min(COPY_SLICE);
+            match conn.read(&mut buf[..len]) {
+                // Freed buffer space reaches the sender with the next periodic ACK.
+                Ok(n) => return Ok(n),
                 Err(StreamError::Blocked) => {}
                 Err(e) => return Err(to_io(e)),
             }
@@ -115,12 +137,16 @@ impl io::Write for Stream {
             let Some(conn) = inner.conns.get_mut(&self.id) else {
                 return Err(io::Error::new(io::ErrorKind::BrokenPipe, "connection gone"));
             };
-            match conn.write(buf) {
+            let was_idle = !conn.has_unsent_data();
+            match conn.write(&buf[..buf.len().min(COPY_SLICE)]) {
                 Ok(n) => {
-                    self.shared.wake();
+                    // A busy connection already has a pacing deadline with the I/O thread.
+                    if was_idle {
+                        self.shared.wake();
+                    }
                     return Ok(n);
                 }
-                Err(StreamError::Blocked) => self.shared.wake(),
+                Err(StreamError::Blocked) => {}
                 Err(e) => return Err(to_io(e)),
             }
             inner = self.shared.wait(inner, WAIT_SLICE);

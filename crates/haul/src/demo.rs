@@ -1,5 +1,6 @@
 //! `haul demo`: a verified loopback transfer, the quickest way to see haul work.
 
+use crate::sys::cpu_seconds;
 use crate::units;
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -33,13 +34,6 @@ fn fill(buf: &mut [u8], offset: u64) {
         let x = (offset / 8 + i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         chunk.copy_from_slice(&x.to_le_bytes()[..chunk.len()]);
     }
-}
-
-fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage fills a plain struct.
-    let mut usage: libc_rusage::Rusage = unsafe { std::mem::zeroed() };
-    libc_rusage::get(&mut usage);
-    usage.seconds()
 }
 
 pub fn run(args: DemoArgs) -> Result<ExitCode> {
@@ -174,38 +168,5 @@ fn on_off(b: bool) -> &'static str {
         "on"
     } else {
         "off"
-    }
-}
-
-/// Process CPU time (user + system) via getrusage.
-mod libc_rusage {
-    #[repr(C)]
-    pub struct Timeval {
-        sec: i64,
-        usec: i64,
-    }
-
-    /// The leading part of `struct rusage` (the rest is padding here).
-    #[repr(C)]
-    pub struct Rusage {
-        utime: Timeval,
-        stime: Timeval,
-        rest: [i64; 14],
-    }
-
-    impl Rusage {
-        pub fn seconds(&self) -> f64 {
-            let t = |v: &Timeval| v.sec as f64 + v.usec as f64 / 1e6;
-            t(&self.utime) + t(&self.stime)
-        }
-    }
-
-    extern "C" {
-        fn getrusage(who: i32, usage: *mut Rusage) -> i32;
-    }
-
-    pub fn get(usage: &mut Rusage) {
-        // SAFETY: RUSAGE_SELF = 0; the struct has the kernel's layout on 64-bit Linux.
-        unsafe { getrusage(0, usage) };
     }
 }

@@ -1,6 +1,8 @@
 //! The `haul` command line.
 
 mod demo;
+mod perf;
+mod sys;
 mod units;
 
 use clap::{Parser, Subcommand};
@@ -22,6 +24,15 @@ enum Command {
     /// progress line each second and a summary: throughput, RTT, retransmissions, CPU time,
     /// and whether the received bytes hash the same as the sent ones.
     Demo(demo::DemoArgs),
+    /// Measure a path like iperf3: haul or kernel TCP, intervals, CPU cost, both ends' view.
+    ///
+    /// Start `haul perf --server` on one host and `haul perf --client HOST` on the other. The
+    /// client sends for 10 s (or `--bytes`) over haul; `--reverse` makes the server send;
+    /// `--tcp` runs the same test over kernel TCP (`--tcp-cc bbr`, `--window` to size buffers to
+    /// the bandwidth-delay product). Both ends print the same summary: bytes, time, rate,
+    /// retransmissions, and each side's CPU seconds. Control runs over TCP on the same port
+    /// number as the UDP data.
+    Perf(perf::PerfArgs),
 }
 
 fn main() -> ExitCode {
@@ -35,6 +46,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
+        Command::Perf(args) => perf::run(args),
     };
     match result {
         Ok(code) => code,

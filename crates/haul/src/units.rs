@@ -24,6 +24,40 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("`{s}` is too large"))
 }
 
+/// Parses a rate in bits per second like `500M`, `2.5G`, `100k`, `1000000` (powers of 1000;
+/// a trailing `bit`, `bps` or `bit/s` is allowed).
+pub fn parse_rate(s: &str) -> Result<u64, String> {
+    let lower = s.trim().to_ascii_lowercase();
+    let t = lower
+        .trim_end_matches("bit/s")
+        .trim_end_matches("bps")
+        .trim_end_matches("bit");
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a rate (try 500M or 2G, in bits per second)"))?;
+    let mult = match unit.trim() {
+        "" => 1e0,
+        "k" => 1e3,
+        "m" => 1e6,
+        "g" => 1e9,
+        "t" => 1e12,
+        other => {
+            return Err(format!(
+                "unknown rate unit `{other}` in `{s}` (use k, M, G)"
+            ))
+        }
+    };
+    let bps = n * mult;
+    if !(1.0..=1e15).contains(&bps) {
+        return Err(format!("rate `{s}` is out of range"));
+    }
+    Ok(bps as u64)
+}
+
 /// Formats bits per second as `123.4 Mbit/s`.
 pub fn rate(bits_per_second: f64) -> String {
     let (v, unit) = if bits_per_second >= 1e9 {
@@ -63,6 +97,16 @@ mod tests {
         assert_eq!(parse_size("512"), Ok(512));
         assert!(parse_size("12X").is_err());
         assert!(parse_size("M").is_err());
+    }
+
+    #[test]
+    fn rates() {
+        assert_eq!(parse_rate("500M"), Ok(500_000_000));
+        assert_eq!(parse_rate("2.5G"), Ok(2_500_000_000));
+        assert_eq!(parse_rate("1gbit"), Ok(1_000_000_000));
+        assert_eq!(parse_rate("100kbps"), Ok(100_000));
+        assert!(parse_rate("fast").is_err());
+        assert!(parse_rate("0").is_err());
     }
 
     #[test]

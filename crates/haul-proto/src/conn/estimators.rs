@@ -110,6 +110,11 @@ const ARRIVAL_WINDOW: usize = 16;
 const PROBE_WINDOW: usize = 64;
 
 /// The receiver's record of packet arrivals: receive rate and link capacity (packet pairs).
+///
+/// The reference estimates the receive rate from per-packet inter-arrival times. A driver that
+/// receives in batches (UDP GRO, `recvmmsg`) hands many packets over at one instant, so those
+/// intervals are zero; then the rate is the packets counted since the last report over the time
+/// since it.
 #[derive(Debug, Clone)]
 pub struct ArrivalWindow {
     intervals: [u32; ARRIVAL_WINDOW],
@@ -118,6 +123,8 @@ pub struct ArrivalWindow {
     probes: [u32; PROBE_WINDOW],
     next_probe: usize,
     probe_start: Option<Instant>,
+    counted: u64,
+    counting_since: Option<Instant>,
 }
 
 impl Default for ArrivalWindow {
@@ -129,6 +136,8 @@ impl Default for ArrivalWindow {
             probes: [1_000; PROBE_WINDOW],
             next_probe: 0,
             probe_start: None,
+            counted: 0,
+            counting_since: None,
         }
     }
 }
@@ -136,6 +145,8 @@ impl Default for ArrivalWindow {
 impl ArrivalWindow {
     /// Records a data packet's arrival; `seq_low_bits` is its sequence number's low 4 bits.
     pub fn on_arrival(&mut self, now: Instant, seq_low_bits: u32) {
+        self.counted += 1;
+        self.counting_since.get_or_insert(now);
         if let Some(last) = self.last_arrival {
             self.intervals[self.next_interval] = micros_between(last, now);
             self.next_interval = (self.next_interval + 1) % ARRIVAL_WINDOW;
@@ -153,8 +164,26 @@ impl ArrivalWindow {
         }
     }
 
-    /// Packets per second: the mean of the inter-arrival times within [median/8, median·8],
-    /// or 0 if no more than half of them qualify.
+    /// Packets per second for a full ACK sent at `now`; restarts the count for the next one.
+    ///
+    /// The mean of the inter-arrival times within [median/8, median·8] (0 if no more than half
+    /// of them qualify); when arrivals come in batches (median 0), the count since the last
+    /// report over the time since it.
+    pub fn report_rate(&mut self, now: Instant) -> u32 {
+        let counted = std::mem::take(&mut self.counted);
+        let since = self.counting_since.take();
+        if median(self.intervals) > 0 {
+            return self.recv_rate();
+        }
+        match since {
+            Some(t) if now > t && counted > 1 => {
+                (counted as f64 / now.duration_since(t).as_secs_f64()).min(u32::MAX as f64) as u32
+            }
+            _ => 0,
+        }
+    }
+
+    /// Packets per second from inter-arrival times, as the reference computes it.
     pub fn recv_rate(&self) -> u32 {
         let median = median(self.intervals);
         let (upper, lower) = (median.saturating_mul(8), median / 8);
@@ -228,6 +257,26 @@ mod tests {
         assert_eq!(r.rto(), Duration::from_secs(1));
         r.update(Duration::from_millis(300));
         assert_eq!(r.rto(), Duration::from_millis(300 + 4 * 150));
+    }
+
+    #[test]
+    fn batched_arrivals_are_counted_over_time() {
+        let mut w = ArrivalWindow::default();
+        let t0 = Instant::now();
+        // 40 packets at a time, every 2 ms: 20 000 packets per second.
+        for batch in 0..20u64 {
+            let at = t0 + Duration::from_millis(2 * batch);
+            for i in 0..40 {
+                w.on_arrival(at, i & 0xF);
+            }
+        }
+        let rate = w.report_rate(t0 + Duration::from_millis(40));
+        assert!((19_000..=21_000).contains(&rate), "{rate}");
+        assert_eq!(
+            w.report_rate(t0 + Duration::from_millis(50)),
+            0,
+            "count restarts"
+        );
     }
 
     #[test]

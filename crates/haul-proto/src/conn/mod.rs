@@ -577,6 +577,12 @@ impl Connection {
         self.send.free_space()
     }
 
+    /// Whether written data waits to be sent for the first time (a driver that sleeps without a
+    /// pacing deadline must be woken when this turns true).
+    pub fn has_unsent_data(&self) -> bool {
+        self.send.has_unsent()
+    }
+
     /// Whether everything written has been acknowledged by the peer.
     pub fn is_flushed(&self) -> bool {
         self.send.is_empty()
@@ -1044,7 +1050,7 @@ impl Connection {
         self.ack_no = self.ack_no.next();
         let full = now.saturating_duration_since(self.last_full_ack) > SYN;
         let rates = full.then(|| RateReport {
-            recv_rate: self.arrivals.recv_rate(),
+            recv_rate: self.arrivals.report_rate(now),
             capacity: self.arrivals.capacity(),
         });
         if full {
@@ -1135,9 +1141,9 @@ impl Connection {
         }
     }
 
-    /// Writes the next datagram (or GSO batch) into `buf` (cleared first).
+    /// Appends the next datagram (or GSO batch) to `buf`; [`Transmit::size`] counts the bytes
+    /// appended. A driver can gather many transmits in one buffer and send them together.
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
-        buf.clear();
         if let Some(len) = self.ctrl_lens.pop_front() {
             buf.extend_from_slice(&self.ctrl_buf[self.ctrl_read..self.ctrl_read + len]);
             self.ctrl_read += len;
@@ -1190,8 +1196,10 @@ impl Connection {
 
     fn write_handshake(&mut self, dest: u32, h: Handshake, buf: &mut Vec<u8>) -> Transmit {
         let packet = ControlPacket::new(dest, Control::Handshake(h));
-        buf.resize(packet.encoded_len(), 0);
-        let size = packet.encode(buf).unwrap_or(0);
+        let start = buf.len();
+        buf.resize(start + packet.encoded_len(), 0);
+        let size = packet.encode(&mut buf[start..]).unwrap_or(0);
+        buf.truncate(start + size);
         self.single(size)
     }
 
@@ -1219,6 +1227,7 @@ impl Connection {
             self.next_send = self.next_send.max(floor);
         }
         let max_segments = self.config.max_segments.max(1);
+        let base = buf.len();
         let packet_len = HEADER_LEN + self.payload;
         let mut segment = 0;
         let mut count = 0;
@@ -1280,7 +1289,7 @@ impl Connection {
         self.last_sent = now;
         Some(Transmit {
             destination: self.peer_addr,
-            size: buf.len(),
+            size: buf.len() - base,
             segment_size: (count > 1).then_some(segment),
         })
     }
@@ -1448,9 +1457,12 @@ mod tests {
             .unwrap();
         assert_eq!(t.segment_size, Some(1472));
         assert_eq!(t.size, 8 * 1472);
-        let sizes: Vec<usize> = std::iter::from_fn(|| conn.poll_transmit(now + SYN, &mut buf))
-            .map(|t| t.size)
-            .collect();
+        let sizes: Vec<usize> = std::iter::from_fn(|| {
+            buf.clear();
+            conn.poll_transmit(now + SYN, &mut buf)
+        })
+        .map(|t| t.size)
+        .collect();
         // 20 000 bytes = 13 full packets + 1 of 1072: 8 in the first batch, then 6 (5 + short).
         assert_eq!(sizes, vec![5 * 1472 + 1072 + 16]);
     }

@@ -202,8 +202,8 @@ impl Node for Host {
     }
 
     fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Outgoing> {
+        buf.clear();
         if let Some((t, bytes)) = self.responses.pop_front() {
-            buf.clear();
             buf.extend_from_slice(&bytes);
             return Some(Outgoing {
                 destination: t.destination,

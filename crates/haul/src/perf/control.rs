@@ -1,0 +1,111 @@
+//! The control channel of `haul perf`: one TCP connection carrying JSON lines.
+//!
+//! client → server: [`Params`]; server → client: [`Ready`]; then each side sends its
+//! [`SideReport`] so that both can print the same summary.
+
+use anyhow::{bail, Context, Result};
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpStream;
+
+/// Protocol version of the control channel.
+pub const VERSION: u32 = 1;
+
+/// Which transport carries the data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    /// haul over UDP.
+    Haul,
+    /// Kernel TCP.
+    Tcp,
+}
+
+/// What the client asks for.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Params {
+    /// Control protocol version.
+    pub version: u32,
+    /// Data transport.
+    pub transport: Transport,
+    /// The server sends (instead of receiving).
+    pub reverse: bool,
+    /// Parallel data connections.
+    pub parallel: u32,
+    /// Stop after this many bytes per connection (else `seconds`).
+    pub bytes: Option<u64>,
+    /// Test length in seconds.
+    pub seconds: f64,
+    /// Sender's fixed rate in bits per second (haul: fixed-rate controller; TCP: pacing cap).
+    pub rate: Option<u64>,
+    /// TCP congestion control.
+    pub tcp_cc: Option<String>,
+    /// TCP socket buffer size in bytes (None: kernel autotuning).
+    pub window: Option<u64>,
+}
+
+/// The server's answer: where to open the data connections.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Ready {
+    /// Port of the data listener (UDP for haul, TCP for TCP).
+    pub data_port: u16,
+    /// Set instead when the server refuses the test.
+    pub error: Option<String>,
+}
+
+/// One side's final figures.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct SideReport {
+    /// Bytes this side sent or received in all.
+    pub bytes: u64,
+    /// Seconds from the first to the last byte.
+    pub seconds: f64,
+    /// CPU seconds this process used during the test.
+    pub cpu_seconds: f64,
+    /// Retransmitted packets (haul) or segments (TCP), when this side sent.
+    pub retransmits: u64,
+    /// Smoothed RTT at the end, microseconds.
+    pub rtt_us: u64,
+}
+
+/// A control connection.
+pub struct Control {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+}
+
+impl Control {
+    /// Wraps a connected TCP stream.
+    pub fn new(stream: TcpStream) -> Result<Self> {
+        stream.set_nodelay(true).ok();
+        let writer = stream
+            .try_clone()
+            .context("cloning the control connection")?;
+        Ok(Self {
+            reader: BufReader::new(stream),
+            writer,
+        })
+    }
+
+    /// Sends one message.
+    pub fn send<T: Serialize>(&mut self, msg: &T) -> Result<()> {
+        let mut line = serde_json::to_vec(msg)?;
+        line.push(b'\n');
+        self.writer
+            .write_all(&line)
+            .context("writing to the control connection")
+    }
+
+    /// Receives one message.
+    pub fn recv<T: DeserializeOwned>(&mut self) -> Result<T> {
+        let mut line = String::new();
+        let n = self
+            .reader
+            .read_line(&mut line)
+            .context("reading from the control connection")?;
+        if n == 0 {
+            bail!("the peer closed the control connection");
+        }
+        serde_json::from_str(&line).with_context(|| format!("unexpected control message {line:?}"))
+    }
+}

@@ -1,0 +1,398 @@
+//! `haul perf`: measure a path the way iperf3 and ttcp do, with haul or kernel TCP.
+
+mod control;
+mod data;
+mod report;
+
+use crate::sys::cpu_seconds;
+use crate::units;
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{ArgGroup, Args};
+use control::{Control, Params, Ready, SideReport, Transport, VERSION};
+use data::{tune_tcp, DataStream, Probe};
+use haul_net::{ConnectionConfig, Endpoint, NetConfig};
+use report::{Interval, Reporter, Summary};
+use std::io::ErrorKind;
+use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Default port of `haul perf --server` (TCP control and UDP data).
+const DEFAULT_PORT: u16 = 9000;
+
+#[derive(Args)]
+#[command(group(ArgGroup::new("role").required(true).args(["server", "client"])))]
+#[command(group(ArgGroup::new("amount").args(["time", "bytes"])))]
+pub struct PerfArgs {
+    /// Run as the server: wait for clients (one test at a time) until interrupted.
+    #[arg(long, short = 's')]
+    server: bool,
+    /// Run as a client of the server at HOST[:PORT].
+    #[arg(long, short = 'c', value_name = "HOST[:PORT]")]
+    client: Option<String>,
+    /// Port of the server (TCP control and UDP data).
+    #[arg(long, short = 'p', default_value_t = DEFAULT_PORT)]
+    port: u16,
+    /// Address the server binds.
+    #[arg(long, default_value = "0.0.0.0", value_name = "ADDR")]
+    bind: String,
+    /// Test length in seconds.
+    #[arg(long, short = 't', default_value_t = 10.0)]
+    time: f64,
+    /// Send this many bytes per connection instead of running for a time (K, M, G suffixes).
+    #[arg(long, short = 'n', value_parser = units::parse_size)]
+    bytes: Option<u64>,
+    /// The server sends and the client receives.
+    #[arg(long, short = 'R')]
+    reverse: bool,
+    /// Number of parallel connections.
+    #[arg(long, short = 'P', default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=128))]
+    parallel: u32,
+    /// Send at a fixed rate, bits per second (e.g. 500M, 2G); haul then ignores loss.
+    #[arg(long, short = 'b', value_parser = units::parse_rate)]
+    rate: Option<u64>,
+    /// Use kernel TCP instead of haul for the data.
+    #[arg(long)]
+    tcp: bool,
+    /// TCP congestion control (with --tcp): cubic, bbr, reno.
+    #[arg(long, requires = "tcp", value_name = "ALGO")]
+    tcp_cc: Option<String>,
+    /// TCP socket buffer size (with --tcp); default: kernel autotuning. Size it to the BDP.
+    #[arg(long, short = 'w', requires = "tcp", value_parser = units::parse_size)]
+    window: Option<u64>,
+    /// The server exits after one test.
+    #[arg(long, short = '1')]
+    one_off: bool,
+    /// Print intervals and summary as one JSON document on stdout.
+    #[arg(long, short = 'J')]
+    json: bool,
+}
+
+/// Runs the subcommand.
+pub fn run(args: PerfArgs) -> Result<ExitCode> {
+    if args.server {
+        serve(&args)?;
+    } else {
+        let host = args.client.clone().unwrap_or_default();
+        client(&args, &host)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+// ------------------------------------------------------------------------------------ server
+
+fn serve(args: &PerfArgs) -> Result<()> {
+    let addr: SocketAddr = format!("{}:{}", args.bind, args.port)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+        .ok_or_else(|| anyhow!("`{}` is not an address to bind", args.bind))?;
+    let control = TcpListener::bind(addr).map_err(|e| in_use(e, addr, "TCP"))?;
+    let endpoint = Endpoint::bind(addr, NetConfig::listener()).map_err(|e| match e {
+        haul_net::NetError::Io(io) => in_use(io, addr, "UDP"),
+        other => anyhow!(other),
+    })?;
+    if !args.json {
+        eprintln!("haul perf server listening on {addr} (TCP control, UDP data)");
+    }
+    for incoming in control.incoming() {
+        let stream = match incoming {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("haul perf: accepting a control connection: {e}");
+                continue;
+            }
+        };
+        let peer = stream
+            .peer_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_default();
+        if let Err(e) = serve_one(args, stream, &endpoint) {
+            eprintln!("haul perf: test with {peer} failed: {e:#}");
+        }
+        if args.one_off {
+            break;
+        }
+    }
+    Ok(())
+}
+
+fn in_use(e: std::io::Error, addr: SocketAddr, proto: &str) -> anyhow::Error {
+    if e.kind() == ErrorKind::AddrInUse {
+        anyhow!(
+            "{proto} port {} is in use on {}: stop the other program or pick another with --port",
+            addr.port(),
+            addr.ip()
+        )
+    } else {
+        anyhow!("cannot bind {proto} {addr}: {e}")
+    }
+}
+
+fn serve_one(args: &PerfArgs, stream: TcpStream, endpoint: &Endpoint) -> Result<()> {
+    let mut control = Control::new(stream)?;
+    let params: Params = control.recv()?;
+    if params.version != VERSION {
+        control.send(&Ready {
+            data_port: 0,
+            error: Some(format!(
+                "server speaks control version {VERSION}, client {}",
+                params.version
+            )),
+        })?;
+        bail!("control version mismatch");
+    }
+    let streams = match params.transport {
+        Transport::Haul => {
+            control.send(&Ready {
+                data_port: endpoint.local_addr().port(),
+                error: None,
+            })?;
+            (0..params.parallel)
+                .map(|_| {
+                    endpoint
+                        .accept()
+                        .map(DataStream::Haul)
+                        .context("accepting a haul connection")
+                })
+                .collect::<Result<Vec<_>>>()?
+        }
+        Transport::Tcp => {
+            let listener = TcpListener::bind((endpoint.local_addr().ip(), 0))
+                .context("binding a TCP data port")?;
+            control.send(&Ready {
+                data_port: listener.local_addr()?.port(),
+                error: None,
+            })?;
+            (0..params.parallel)
+                .map(|_| {
+                    let (s, _) = listener.accept().context("accepting a TCP connection")?;
+                    tune_tcp(&s, params.tcp_cc.as_deref(), params.window, params.rate)?;
+                    Ok(DataStream::Tcp(s))
+                })
+                .collect::<Result<Vec<_>>>()?
+        }
+    };
+    let sending = params.reverse;
+    let mine = run_test(&params, streams, sending, !args.json)?;
+    control.send(&mine.side)?;
+    let theirs: SideReport = control.recv()?;
+    let summary = Summary::new(&params, sending, mine, theirs);
+    summary.print(args.json);
+    Ok(())
+}
+
+// ------------------------------------------------------------------------------------ client
+
+fn client(args: &PerfArgs, host: &str) -> Result<()> {
+    let target = resolve(host, args.port)?;
+    let control_stream = TcpStream::connect_timeout(&target, Duration::from_secs(5)).map_err(|e| {
+        anyhow!("cannot reach a haul perf server at {target}: {e} (is `haul perf --server` running there?)")
+    })?;
+    let mut control = Control::new(control_stream)?;
+    let params = Params {
+        version: VERSION,
+        transport: if args.tcp {
+            Transport::Tcp
+        } else {
+            Transport::Haul
+        },
+        reverse: args.reverse,
+        parallel: args.parallel,
+        bytes: args.bytes,
+        seconds: args.time,
+        rate: args.rate,
+        tcp_cc: args.tcp_cc.clone(),
+        window: args.window,
+    };
+    control.send(&params)?;
+    let ready: Ready = control.recv()?;
+    if let Some(e) = ready.error {
+        bail!("the server refused the test: {e}");
+    }
+    let data_addr = SocketAddr::new(target.ip(), ready.data_port);
+    let streams = match params.transport {
+        Transport::Haul => {
+            let mut config = NetConfig::default();
+            if let Some(rate) = params.rate {
+                config.connection = fixed_rate(rate);
+            }
+            let local = if data_addr.is_ipv6() {
+                "[::]:0"
+            } else {
+                "0.0.0.0:0"
+            };
+            let endpoint =
+                Endpoint::bind(local.parse()?, config).context("binding a UDP socket")?;
+            (0..params.parallel)
+                .map(|_| {
+                    endpoint
+                        .connect(data_addr)
+                        .map(DataStream::Haul)
+                        .with_context(|| format!("opening a haul connection to {data_addr} (is UDP port {} reachable?)", data_addr.port()))
+                })
+                .collect::<Result<Vec<_>>>()?
+        }
+        Transport::Tcp => (0..params.parallel)
+            .map(|_| {
+                let s = TcpStream::connect(data_addr)
+                    .with_context(|| format!("opening a TCP connection to {data_addr}"))?;
+                tune_tcp(&s, params.tcp_cc.as_deref(), params.window, params.rate)?;
+                Ok(DataStream::Tcp(s))
+            })
+            .collect::<Result<Vec<_>>>()?,
+    };
+    let sending = !params.reverse;
+    if !args.json {
+        eprintln!(
+            "haul perf: {} {} {} with {} connection(s) over {}",
+            if sending {
+                "sending to"
+            } else {
+                "receiving from"
+            },
+            target,
+            params
+                .bytes
+                .map_or(format!("for {} s", params.seconds), units::bytes),
+            params.parallel,
+            match params.transport {
+                Transport::Haul => "haul (UDP)".to_string(),
+                Transport::Tcp =>
+                    format!("TCP ({})", params.tcp_cc.as_deref().unwrap_or("default")),
+            }
+        );
+    }
+    let mine = run_test(&params, streams, sending, !args.json)?;
+    control.send(&mine.side)?;
+    let theirs: SideReport = control.recv()?;
+    Summary::new(&params, sending, mine, theirs).print(args.json);
+    Ok(())
+}
+
+/// `HOST`, `HOST:PORT`, `IPv6` or `[IPv6]:PORT` to an address.
+fn resolve(host: &str, default_port: u16) -> Result<SocketAddr> {
+    if let Ok(addr) = host.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    if let Ok(ip) = host.parse::<std::net::IpAddr>() {
+        return Ok(SocketAddr::new(ip, default_port));
+    }
+    let with_port = match host.rsplit_once(':') {
+        Some((_, port)) if port.parse::<u16>().is_ok() => host.to_string(),
+        _ => format!("{host}:{default_port}"),
+    };
+    with_port
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve `{host}`"))?
+        .next()
+        .ok_or_else(|| anyhow!("`{host}` has no address"))
+}
+
+fn fixed_rate(bits_per_second: u64) -> ConnectionConfig {
+    ConnectionConfig {
+        congestion: Arc::new(haul_net::FixedRateFactory { bits_per_second }),
+        ..ConnectionConfig::default()
+    }
+}
+
+// ------------------------------------------------------------------------------------ the test
+
+/// What this side measured.
+pub struct Measured {
+    side: SideReport,
+    intervals: Vec<Interval>,
+}
+
+/// Sends or receives on every stream until done, printing an interval line each second.
+fn run_test(
+    params: &Params,
+    streams: Vec<DataStream>,
+    sending: bool,
+    print: bool,
+) -> Result<Measured> {
+    let probes: Vec<Probe> = streams.iter().map(|s| s.probe()).collect::<Result<_>>()?;
+    let bytes = Arc::new(AtomicU64::new(0));
+    let done = Arc::new(AtomicBool::new(false));
+    let cpu_start = cpu_seconds();
+    let started = Instant::now();
+    let reporter = Reporter::start(probes, Arc::clone(&bytes), Arc::clone(&done), print);
+    let workers: Vec<_> = streams
+        .into_iter()
+        .map(|stream| {
+            let bytes = Arc::clone(&bytes);
+            let params = params.clone();
+            thread::spawn(move || {
+                if sending {
+                    send(stream, &params, &bytes)
+                } else {
+                    receive(stream, &bytes)
+                }
+            })
+        })
+        .collect();
+    let mut first_error = None;
+    let mut last_byte = started;
+    for w in workers {
+        match w.join().map_err(|_| anyhow!("a data thread panicked"))? {
+            Ok(t) => last_byte = last_byte.max(t),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    done.store(true, Ordering::Relaxed);
+    let (intervals, last) = reporter.finish();
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    Ok(Measured {
+        side: SideReport {
+            bytes: bytes.load(Ordering::Relaxed),
+            seconds: (last_byte - started).as_secs_f64(),
+            cpu_seconds: cpu_seconds() - cpu_start,
+            retransmits: if sending { last.retransmits } else { 0 },
+            rtt_us: last.rtt_us,
+        },
+        intervals,
+    })
+}
+
+/// Writes until the time or byte budget is spent, then waits until the receiver has everything.
+fn send(mut stream: DataStream, params: &Params, bytes: &AtomicU64) -> Result<Instant> {
+    let chunk = vec![0x68u8; 1 << 20];
+    let deadline = Instant::now() + Duration::from_secs_f64(params.seconds);
+    let mut sent = 0u64;
+    loop {
+        let n = match params.bytes {
+            Some(total) if sent >= total => break,
+            Some(total) => chunk.len().min((total - sent) as usize),
+            None if Instant::now() >= deadline => break,
+            None => chunk.len(),
+        };
+        stream
+            .write_all(&chunk[..n])
+            .context("sending data (the receiver went away?)")?;
+        sent += n as u64;
+        bytes.fetch_add(n as u64, Ordering::Relaxed);
+    }
+    stream.finish().context("finishing the data connection")?;
+    Ok(Instant::now())
+}
+
+/// Reads to the end of the stream.
+fn receive(mut stream: DataStream, bytes: &AtomicU64) -> Result<Instant> {
+    let mut buf = vec![0u8; 4 << 20];
+    loop {
+        let n = stream
+            .read(&mut buf)
+            .context("receiving data (the sender went away?)")?;
+        if n == 0 {
+            return Ok(Instant::now());
+        }
+        bytes.fetch_add(n as u64, Ordering::Relaxed);
+    }
+}

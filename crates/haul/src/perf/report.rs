@@ -1,0 +1,190 @@
+//! Interval lines while a test runs, and the summary both ends print.
+
+use super::control::{Params, SideReport, Transport};
+use super::data::{Probe, Snapshot};
+use super::Measured;
+use crate::units;
+use serde::Serialize;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+/// One second of a test, as this side saw it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Interval {
+    /// Seconds since the start, at the beginning of the interval.
+    pub start: f64,
+    /// Seconds since the start, at the end.
+    pub end: f64,
+    /// Bytes moved in the interval.
+    pub bytes: u64,
+    /// Bits per second over the interval.
+    pub bits_per_second: f64,
+    /// Retransmissions in the interval (sender side).
+    pub retransmits: u64,
+    /// RTT at the end of the interval, microseconds (first connection).
+    pub rtt_us: u64,
+    /// Congestion window at the end (sum over connections): packets (haul), segments (TCP).
+    pub window: u64,
+    /// haul's pacing rate (sum), bits per second.
+    pub pacing_bps: f64,
+}
+
+/// Prints an interval line each second from the shared byte counter and the probes.
+pub struct Reporter {
+    handle: JoinHandle<(Vec<Interval>, Snapshot)>,
+}
+
+fn total(probes: &[Probe]) -> Snapshot {
+    probes
+        .iter()
+        .map(|p| p.snapshot())
+        .fold(Snapshot::default(), |acc, s| Snapshot {
+            rtt_us: if acc.rtt_us == 0 {
+                s.rtt_us
+            } else {
+                acc.rtt_us
+            },
+            retransmits: acc.retransmits + s.retransmits,
+            window: acc.window + s.window,
+            pacing_bps: acc.pacing_bps + s.pacing_bps,
+        })
+}
+
+impl Reporter {
+    /// Starts the reporting thread.
+    pub fn start(
+        probes: Vec<Probe>,
+        bytes: Arc<AtomicU64>,
+        done: Arc<AtomicBool>,
+        print: bool,
+    ) -> Self {
+        let handle = thread::spawn(move || {
+            let start = Instant::now();
+            let mut intervals = Vec::new();
+            let mut last = (0.0f64, 0u64, 0u64);
+            if print {
+                eprintln!("  interval (s)     transfer        bitrate   retr       rtt     cwnd");
+            }
+            let mut tick = start;
+            while !done.load(Ordering::Relaxed) {
+                tick += Duration::from_secs(1);
+                while Instant::now() < tick {
+                    if done.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    thread::sleep(
+                        Duration::from_millis(20)
+                            .min(tick.saturating_duration_since(Instant::now())),
+                    );
+                }
+                let now = (Instant::now() - start).as_secs_f64();
+                let moved = bytes.load(Ordering::Relaxed);
+                let snap = total(&probes);
+                let secs = (now - last.0).max(1e-9);
+                let iv = Interval {
+                    start: last.0,
+                    end: now,
+                    bytes: moved - last.1,
+                    bits_per_second: (moved - last.1) as f64 * 8.0 / secs,
+                    retransmits: snap.retransmits.saturating_sub(last.2),
+                    rtt_us: snap.rtt_us,
+                    window: snap.window,
+                    pacing_bps: snap.pacing_bps,
+                };
+                if print && iv.end - iv.start > 0.05 {
+                    eprintln!(
+                        "  {:>5.2}-{:<5.2}  {:>12}  {:>13}  {:>5}  {:>8}  {:>7}",
+                        iv.start,
+                        iv.end,
+                        units::bytes(iv.bytes),
+                        units::rate(iv.bits_per_second),
+                        iv.retransmits,
+                        format!("{:.2} ms", iv.rtt_us as f64 / 1000.0),
+                        iv.window
+                    );
+                }
+                last = (now, moved, snap.retransmits);
+                intervals.push(iv);
+            }
+            (intervals, total(&probes))
+        });
+        Self { handle }
+    }
+
+    /// Stops the thread; returns the intervals and the final figures.
+    pub fn finish(self) -> (Vec<Interval>, Snapshot) {
+        self.handle.join().unwrap_or_default()
+    }
+}
+
+/// Both sides' results, as both ends print them.
+#[derive(Serialize)]
+pub struct Summary {
+    transport: &'static str,
+    tcp_cc: Option<String>,
+    parallel: u32,
+    /// This side's role.
+    role: &'static str,
+    sender: SideReport,
+    receiver: SideReport,
+    /// Receiver's bytes over the receiver's time.
+    bits_per_second: f64,
+    /// CPU seconds per GB (10^9 bytes) moved, each side.
+    sender_cpu_seconds_per_gb: f64,
+    receiver_cpu_seconds_per_gb: f64,
+    intervals: Vec<Interval>,
+}
+
+impl Summary {
+    /// Combines this side's measurement with the peer's report.
+    pub fn new(params: &Params, sending: bool, mine: Measured, theirs: SideReport) -> Self {
+        let (sender, receiver) = if sending {
+            (mine.side, theirs)
+        } else {
+            (theirs, mine.side)
+        };
+        let gb = receiver.bytes as f64 / 1e9;
+        let per_gb = |cpu: f64| if gb > 0.0 { cpu / gb } else { 0.0 };
+        Self {
+            transport: match params.transport {
+                Transport::Haul => "haul",
+                Transport::Tcp => "tcp",
+            },
+            tcp_cc: params.tcp_cc.clone(),
+            parallel: params.parallel,
+            role: if sending { "sender" } else { "receiver" },
+            bits_per_second: receiver.bytes as f64 * 8.0 / receiver.seconds.max(1e-9),
+            sender_cpu_seconds_per_gb: per_gb(sender.cpu_seconds),
+            receiver_cpu_seconds_per_gb: per_gb(receiver.cpu_seconds),
+            sender,
+            receiver,
+            intervals: mine.intervals,
+        }
+    }
+
+    /// Prints the summary (text on stdout, or one JSON document).
+    pub fn print(&self, json: bool) {
+        if json {
+            println!("{}", serde_json::to_string(self).unwrap_or_default());
+            return;
+        }
+        let t = match (self.transport, &self.tcp_cc) {
+            ("tcp", Some(cc)) => format!("tcp/{cc}"),
+            (t, _) => t.to_string(),
+        };
+        println!("- - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - -");
+        for (name, side) in [("sender", &self.sender), ("receiver", &self.receiver)] {
+            println!(
+                "{t:<10} {name:<8} {:>7.2} s  {:>12}  {:>13}  retr {:>6}  CPU {:>6.2} s ({:.2} s/GB)",
+                side.seconds,
+                units::bytes(side.bytes),
+                units::rate(side.bytes as f64 * 8.0 / side.seconds.max(1e-9)),
+                side.retransmits,
+                side.cpu_seconds,
+                if self.receiver.bytes > 0 { side.cpu_seconds / (self.receiver.bytes as f64 / 1e9) } else { 0.0 },
+            );
+        }
+    }
+}
