@@ -53,6 +53,44 @@ impl NetConfig {
     }
 }
 
+/// An endpoint that accepts connections: [`Endpoint`] bound with [`NetConfig::listener`].
+pub struct Listener {
+    endpoint: Endpoint,
+}
+
+impl Listener {
+    /// Binds `addr` with default settings and starts accepting.
+    pub fn bind(addr: SocketAddr) -> Result<Self, NetError> {
+        Self::bind_with(addr, NetConfig::listener())
+    }
+
+    /// Binds `addr` with `config` (its `listen` flag is forced on).
+    pub fn bind_with(addr: SocketAddr, config: NetConfig) -> Result<Self, NetError> {
+        let config = NetConfig {
+            listen: true,
+            ..config
+        };
+        Ok(Self {
+            endpoint: Endpoint::bind(addr, config)?,
+        })
+    }
+
+    /// Waits for the next incoming connection.
+    pub fn accept(&self) -> Result<Stream, NetError> {
+        self.endpoint.accept()
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.endpoint.local_addr()
+    }
+
+    /// The endpoint underneath (it can also open outgoing connections).
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+}
+
 /// Errors of the driver.
 #[derive(Debug, Error)]
 pub enum NetError {
@@ -170,6 +208,11 @@ impl Endpoint {
     /// Which offloads the socket uses now.
     pub fn offloads(&self) -> Offloads {
         self.shared.socket.offloads()
+    }
+
+    /// Connections alive on this endpoint (accepted, connecting, or closing).
+    pub fn connection_count(&self) -> usize {
+        self.shared.lock().conns.len()
     }
 
     /// The kernel receive buffer actually granted, in bytes.

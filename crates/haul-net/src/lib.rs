@@ -5,19 +5,44 @@
 //! protocol's timers, and blocking [`Stream`]s that implement [`std::io::Read`] and
 //! [`std::io::Write`].
 //!
-//! ```no_run
-//! use haul_net::{Endpoint, NetConfig};
+//! A stream, with the blocking socket-like API:
+//!
+//! ```
+//! use haul_net::{Listener, Stream};
 //! use std::io::{Read, Write};
 //!
-//! let server = Endpoint::bind("127.0.0.1:9000".parse()?, NetConfig::listener())?;
-//! let client = Endpoint::bind("127.0.0.1:0".parse()?, NetConfig::default())?;
-//! let mut out = client.connect(server.local_addr())?;
-//! out.write_all(b"hello")?;
-//! out.finish()?; // delivers everything, then closes
-//! let mut incoming = server.accept()?;
+//! let listener = Listener::bind("127.0.0.1:0".parse()?)?;
+//! let mut out = Stream::connect(listener.local_addr())?;
+//! out.write_all(b"hello over haul")?;
+//! out.finish()?; // waits until the peer has every byte, then closes
+//! let mut incoming = listener.accept()?;
 //! let mut text = String::new();
 //! incoming.read_to_string(&mut text)?;
-//! assert_eq!(text, "hello");
+//! assert_eq!(text, "hello over haul");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Messages keep their boundaries when the endpoints use the datagram socket type:
+//!
+//! ```
+//! use haul_net::{ConnectionConfig, Endpoint, NetConfig, SocketType};
+//!
+//! let config = |listen| NetConfig {
+//!     listen,
+//!     connection: ConnectionConfig { socket_type: SocketType::Datagram, ..Default::default() },
+//!     ..NetConfig::default()
+//! };
+//! let server = Endpoint::bind("127.0.0.1:0".parse()?, config(true))?;
+//! let client = Endpoint::bind("127.0.0.1:0".parse()?, config(false))?;
+//! let mut out = client.connect(server.local_addr())?;
+//! out.send_msg(b"first", None, true)?;
+//! out.send_msg(b"second", None, true)?;
+//! let mut incoming = server.accept()?;
+//! let mut buf = [0u8; 64];
+//! let n = incoming.recv_msg(&mut buf)?;
+//! assert_eq!(&buf[..n], b"first");
+//! let n = incoming.recv_msg(&mut buf)?;
+//! assert_eq!(&buf[..n], b"second");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -27,8 +52,9 @@ mod driver;
 mod socket;
 mod stream;
 
-pub use driver::{Endpoint, NetConfig, NetError};
+pub use driver::{Endpoint, Listener, NetConfig, NetError};
 pub use haul_proto::cc::{FixedRateFactory, Udt4DaimdFactory};
+pub use haul_proto::wire::SocketType;
 pub use haul_proto::{CloseReason, ConnectionConfig, Stats};
 pub use socket::Offloads;
 pub use stream::{Monitor, Stream};

@@ -1,6 +1,7 @@
 //! A connection as the application sees it: blocking, `Read` + `Write`.
 
 use crate::driver::Shared;
+use crate::driver::{Endpoint, NetConfig, NetError};
 use haul_proto::{CloseReason, Stats, StreamError};
 use std::io;
 use std::net::SocketAddr;
@@ -19,6 +20,7 @@ pub struct Stream {
     id: u32,
     peer: SocketAddr,
     read_timeout: Option<Duration>,
+    write_timeout: Option<Duration>,
 }
 
 impl Stream {
@@ -28,6 +30,103 @@ impl Stream {
             id,
             peer,
             read_timeout: None,
+            write_timeout: None,
+        }
+    }
+
+    /// Connects to a listener from a new endpoint on an ephemeral port, with default settings.
+    pub fn connect(peer: SocketAddr) -> Result<Stream, NetError> {
+        let local = if peer.is_ipv6() {
+            "[::]:0"
+        } else {
+            "0.0.0.0:0"
+        };
+        let endpoint = Endpoint::bind(
+            local.parse().expect("literal address"),
+            NetConfig::default(),
+        )?;
+        endpoint.connect(peer)
+    }
+
+    /// Rendezvous from `local` with a peer doing the same towards this address (for peers that
+    /// both sit behind NATs or firewalls that only let answers in).
+    pub fn rendezvous(local: SocketAddr, peer: SocketAddr) -> Result<Stream, NetError> {
+        let endpoint = Endpoint::bind(local, NetConfig::default())?;
+        endpoint.rendezvous(peer)
+    }
+
+    /// Fails a write that waits longer than `timeout` for buffer space with
+    /// [`io::ErrorKind::TimedOut`].
+    pub fn set_write_timeout(&mut self, timeout: Option<Duration>) {
+        self.write_timeout = timeout;
+    }
+
+    /// Starts a graceful close: what was written is still delivered, reads still work, further
+    /// writes fail. [`Stream::finish`] does the same and waits for the peer to have everything.
+    pub fn shutdown(&mut self) {
+        if let Some(conn) = self.shared.lock().conns.get_mut(&self.id) {
+            conn.close(Instant::now());
+        }
+        self.shared.wake();
+    }
+
+    /// Sends one message (message mode: bind the endpoint with a `Datagram` socket type).
+    /// `ttl`: drop it rather than retransmit once it is this old; `in_order`: deliver it only
+    /// after every earlier message.
+    pub fn send_msg(
+        &mut self,
+        msg: &[u8],
+        ttl: Option<Duration>,
+        in_order: bool,
+    ) -> io::Result<()> {
+        let deadline = self.write_timeout.map(|t| Instant::now() + t);
+        let mut inner = self.shared.lock();
+        loop {
+            let Some(conn) = inner.conns.get_mut(&self.id) else {
+                return Err(io::Error::new(io::ErrorKind::BrokenPipe, "connection gone"));
+            };
+            let was_idle = !conn.has_unsent_data();
+            match conn.send_msg(Instant::now(), msg, ttl, in_order) {
+                Ok(()) => {
+                    if was_idle {
+                        self.shared.wake();
+                    }
+                    return Ok(());
+                }
+                Err(StreamError::Blocked) => {}
+                Err(e) => return Err(to_io(e)),
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "send_msg timed out",
+                ));
+            }
+            inner = self.shared.wait(inner, WAIT_SLICE);
+        }
+    }
+
+    /// Receives one message into `buf` (truncated if `buf` is short) and returns its length;
+    /// 0 once the peer closed and every message was read.
+    pub fn recv_msg(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let deadline = self.read_timeout.map(|t| Instant::now() + t);
+        let mut inner = self.shared.lock();
+        loop {
+            let Some(conn) = inner.conns.get_mut(&self.id) else {
+                return Ok(0);
+            };
+            match conn.recv_msg(buf) {
+                Ok(n) => return Ok(n),
+                Err(StreamError::Blocked) => {}
+                Err(e) => return Err(to_io(e)),
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "recv_msg timed out",
+                ));
+            }
+            inner = self.shared.wait(inner, WAIT_SLICE);
         }
     }
 
@@ -132,6 +231,7 @@ impl io::Read for Stream {
 
 impl io::Write for Stream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let deadline = self.write_timeout.map(|t| Instant::now() + t);
         let mut inner = self.shared.lock();
         loop {
             let Some(conn) = inner.conns.get_mut(&self.id) else {
@@ -148,6 +248,9 @@ impl io::Write for Stream {
                 }
                 Err(StreamError::Blocked) => {}
                 Err(e) => return Err(to_io(e)),
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(io::Error::new(io::ErrorKind::TimedOut, "write timed out"));
             }
             inner = self.shared.wait(inner, WAIT_SLICE);
         }

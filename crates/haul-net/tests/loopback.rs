@@ -1,10 +1,13 @@
 //! Real UDP on loopback: byte-exact streams with and without GSO/GRO, many connections on one
-//! port, and a clean error when nobody listens.
+//! port, rendezvous, IPv6, a peer that dies, floods, and a clean error when nobody listens.
 
-use haul_net::{CloseReason, Endpoint, NetConfig, NetError, Offloads};
-use std::io::{Read, Write};
+use haul_net::{CloseReason, ConnectionConfig, Endpoint, NetConfig, NetError, Offloads, Stream};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Deterministic test data: a cheap generator, different per stream.
 fn fill(buf: &mut [u8], stream: u64, offset: u64) {
@@ -21,9 +24,20 @@ fn round_trip(
     total: u64,
     stream: u64,
 ) -> (blake3::Hash, blake3::Hash) {
-    let addr = server.local_addr();
+    let out = client.connect(server.local_addr()).expect("connect");
+    let incoming = server.accept().unwrap();
+    transfer(out, incoming, total, stream)
+}
+
+/// Streams `total` bytes from `out` to `incoming`; returns (sent hash, received hash).
+fn transfer(
+    out: Stream,
+    mut incoming: Stream,
+    total: u64,
+    stream: u64,
+) -> (blake3::Hash, blake3::Hash) {
     let sender = {
-        let mut out = client.connect(addr).expect("connect");
+        let mut out = out;
         thread::spawn(move || {
             let mut hasher = blake3::Hasher::new();
             let mut chunk = vec![0u8; 256 << 10];
@@ -39,7 +53,6 @@ fn round_trip(
             hasher.finalize()
         })
     };
-    let mut incoming = server.accept().unwrap();
     incoming.set_read_timeout(Some(Duration::from_secs(30)));
     let mut hasher = blake3::Hasher::new();
     let mut buf = vec![0u8; 1 << 20];
@@ -77,12 +90,12 @@ fn pair(offloads: Offloads) -> (Endpoint, Endpoint) {
 }
 
 #[test]
-fn stream_is_byte_exact_with_gso_and_gro() {
+fn one_gigabyte_stream_is_byte_exact() {
     let (server, client) = pair(Offloads {
         gso: true,
         gro: true,
     });
-    let (sent, received) = round_trip(&server, &client, 64 << 20, 1);
+    let (sent, received) = round_trip(&server, &client, 1 << 30, 1);
     assert_eq!(sent, received);
 }
 
@@ -99,27 +112,190 @@ fn stream_is_byte_exact_with_offloads_forced_off() {
             gro: false
         }
     );
-    let (sent, received) = round_trip(&server, &client, 16 << 20, 2);
+    let (sent, received) = round_trip(&server, &client, 64 << 20, 2);
     assert_eq!(sent, received);
 }
 
 #[test]
-fn several_connections_share_one_port() {
+fn sixty_four_concurrent_connections_on_one_port() {
     let (server, client) = pair(Offloads {
         gso: true,
         gro: true,
     });
-    for stream in 0..4 {
-        let (sent, received) = round_trip(&server, &client, 1 << 20, 10 + stream);
+    let outs: Vec<Stream> = (0..64)
+        .map(|_| client.connect(server.local_addr()).unwrap())
+        .collect();
+    let ins: Vec<Stream> = (0..64).map(|_| server.accept().unwrap()).collect();
+    assert_eq!(server.connection_count(), 64);
+    // Connections are accepted in the order they were opened: pair them up and run all at once.
+    let handles: Vec<_> = outs
+        .into_iter()
+        .zip(ins)
+        .enumerate()
+        .map(|(i, (out, incoming))| {
+            thread::spawn(move || transfer(out, incoming, 512 << 10, 100 + i as u64))
+        })
+        .collect();
+    for h in handles {
+        let (sent, received) = h.join().unwrap();
         assert_eq!(sent, received);
     }
+}
+
+#[test]
+fn rendezvous_over_udp() {
+    let a = UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let b = UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let side_b = thread::spawn(move || Stream::rendezvous(b, a).unwrap());
+    let out = Stream::rendezvous(a, b).unwrap();
+    let incoming = side_b.join().unwrap();
+    let (sent, received) = transfer(out, incoming, 4 << 20, 7);
+    assert_eq!(sent, received);
+}
+
+#[test]
+fn ipv6_loopback() {
+    let server = match Endpoint::bind("[::1]:0".parse().unwrap(), NetConfig::listener()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("skipping: no IPv6 loopback here ({e})");
+            return;
+        }
+    };
+    let out = Stream::connect(server.local_addr()).unwrap();
+    let (sent, received) = transfer(out, server.accept().unwrap(), 4 << 20, 8);
+    assert_eq!(sent, received);
+}
+
+/// Forwards datagrams between a client and `server` until `cut` is set; then drops everything,
+/// as if the server had died.
+fn relay(server: SocketAddr, cut: Arc<AtomicBool>) -> SocketAddr {
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    sock.set_read_timeout(Some(Duration::from_millis(50)))
+        .unwrap();
+    let addr = sock.local_addr().unwrap();
+    thread::spawn(move || {
+        let mut client: Option<SocketAddr> = None;
+        let mut buf = vec![0u8; 65_536];
+        let until = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < until {
+            let Ok((n, from)) = sock.recv_from(&mut buf) else {
+                continue;
+            };
+            if cut.load(Ordering::Relaxed) {
+                continue;
+            }
+            if from == server {
+                if let Some(c) = client {
+                    let _ = sock.send_to(&buf[..n], c);
+                }
+            } else {
+                client = Some(from);
+                let _ = sock.send_to(&buf[..n], server);
+            }
+        }
+    });
+    addr
+}
+
+#[test]
+fn a_peer_that_dies_mid_stream_is_an_error_within_the_timeout() {
+    let server = Endpoint::bind("127.0.0.1:0".parse().unwrap(), NetConfig::listener()).unwrap();
+    let cut = Arc::new(AtomicBool::new(false));
+    let via = relay(server.local_addr(), Arc::clone(&cut));
+    let config = NetConfig {
+        connection: ConnectionConfig {
+            idle_timeout: Duration::from_secs(2),
+            ..ConnectionConfig::default()
+        },
+        ..NetConfig::default()
+    };
+    let client = Endpoint::bind("127.0.0.1:0".parse().unwrap(), config).unwrap();
+    let mut out = client.connect(via).unwrap();
+    let _incoming = server.accept().unwrap();
+    out.write_all(&[7u8; 1 << 20]).unwrap();
+    cut.store(true, Ordering::Relaxed);
+    let died = Instant::now();
+    let chunk = vec![0u8; 1 << 20];
+    let err = loop {
+        if let Err(e) = out.write_all(&chunk) {
+            break e;
+        }
+        assert!(
+            died.elapsed() < Duration::from_secs(10),
+            "no error after 10 s"
+        );
+    };
+    assert_eq!(err.kind(), ErrorKind::TimedOut, "{err}");
+    let took = died.elapsed();
+    assert!(took < Duration::from_millis(2600), "took {took:?}");
+}
+
+#[test]
+fn listener_survives_floods_and_keeps_serving() {
+    use haul_proto::seq::SeqNo;
+    use haul_proto::wire::{Control, ControlPacket, Handshake, Packet, PeerIp, RequestType};
+    let (server, client) = pair(Offloads {
+        gso: true,
+        gro: true,
+    });
+    let target = server.local_addr();
+    let flood = thread::spawn(move || {
+        let socks: Vec<UdpSocket> = (0..8)
+            .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
+            .collect();
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for i in 0..10_000u32 {
+            let len = (next() % 1500) as usize;
+            let garbage: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            let _ = socks[i as usize % 8].send_to(&garbage, target);
+            let request = Handshake {
+                version: 4,
+                socket_type: 1,
+                isn: SeqNo::masked(next() as u32),
+                mss: 1500,
+                flow_window: 8192,
+                req_type: RequestType::Request,
+                socket_id: next() as u32,
+                cookie: 0,
+                peer_ip: PeerIp::default(),
+            };
+            let bytes =
+                Packet::Control(ControlPacket::new(0, Control::Handshake(request))).to_vec();
+            let _ = socks[i as usize % 8].send_to(&bytes, target);
+            if i % 500 == 0 {
+                thread::sleep(Duration::from_millis(1));
+            }
+        }
+    });
+    let (sent, received) = round_trip(&server, &client, 8 << 20, 9);
+    flood.join().unwrap();
+    assert_eq!(sent, received);
+    // 10 000 connection requests answered with cookies, none kept.
+    assert!(
+        server.connection_count() <= 1,
+        "{} connections",
+        server.connection_count()
+    );
 }
 
 #[test]
 fn connecting_to_nobody_fails_with_a_clear_error() {
     let client = Endpoint::bind("127.0.0.1:0".parse().unwrap(), NetConfig::default()).unwrap();
     // A bound port with no haul endpoint behind it.
-    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let silent = UdpSocket::bind("127.0.0.1:0").unwrap();
     match client.connect(silent.local_addr().unwrap()) {
         Err(NetError::Connect { reason, .. }) => assert_eq!(reason, CloseReason::ConnectTimeout),
         Err(e) => panic!("unexpected error {e}"),
