@@ -166,9 +166,7 @@ impl Endpoint {
     pub fn bind(addr: SocketAddr, mut config: NetConfig) -> Result<Self, NetError> {
         let socket = UdpSocket::bind(addr, config.socket_buffer, config.offloads)?;
         // One transmit is one GSO send: it must fit in a UDP datagram.
-        let packet = ConnectionConfig::payload_for(config.connection.mss) + 16;
-        let fits = (MAX_SEND / packet).max(1);
-        config.connection.max_segments = config.connection.max_segments.clamp(1, fits);
+        config.connection.max_batch_bytes = config.connection.max_batch_bytes.min(MAX_SEND);
         let local = socket.local_addr()?;
         let mut seed = [0u8; 8];
         getrandom::getrandom(&mut seed).map_err(|e| io::Error::other(e.to_string()))?;

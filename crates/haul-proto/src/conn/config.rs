@@ -19,6 +19,8 @@ pub struct ConnectionConfig {
     pub mss: u32,
     /// Receive buffer in packets; also the flow window offered to the peer.
     pub recv_buffer_packets: u32,
+    /// Receive buffer cap in bytes: with a large MSS the buffer holds fewer packets.
+    pub recv_buffer_bytes: usize,
     /// Send buffer in bytes.
     pub send_buffer_bytes: usize,
     /// A peer silent for this long is declared gone (default 10 s).
@@ -33,6 +35,8 @@ pub struct ConnectionConfig {
     pub periodic_nak: bool,
     /// Largest number of equal-size packets one transmit may carry (UDP GSO); 1 disables batching.
     pub max_segments: usize,
+    /// Largest size of one transmit in bytes (one GSO send is one UDP datagram: 65 507 bytes).
+    pub max_batch_bytes: usize,
     /// Builds the congestion controller.
     pub congestion: Arc<dyn CongestionControlFactory>,
 }
@@ -43,6 +47,7 @@ impl Default for ConnectionConfig {
             socket_type: SocketType::Stream,
             mss: 1500,
             recv_buffer_packets: 65_536,
+            recv_buffer_bytes: 96 << 20,
             send_buffer_bytes: 64 << 20,
             idle_timeout: Duration::from_secs(10),
             connect_timeout: Duration::from_secs(3),
@@ -50,12 +55,21 @@ impl Default for ConnectionConfig {
             keepalive_interval: Duration::from_secs(1),
             periodic_nak: true,
             max_segments: 64,
+            max_batch_bytes: 65_507,
             congestion: Arc::new(Udt4DaimdFactory),
         }
     }
 }
 
 impl ConnectionConfig {
+    /// Receive buffer slots for a given payload size: the packet limit, or fewer if the byte
+    /// cap says so (at least 32).
+    pub fn recv_slots(&self, payload: usize) -> usize {
+        (self.recv_buffer_packets as usize)
+            .min(self.recv_buffer_bytes / payload.max(1))
+            .max(32)
+    }
+
     /// Payload bytes per data packet for a given MSS: MSS − 28 (IP/UDP) − 16 (header).
     pub fn payload_for(mss: u32) -> usize {
         mss.saturating_sub(IP_UDP_OVERHEAD + crate::wire::HEADER_LEN as u32)

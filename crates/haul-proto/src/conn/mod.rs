@@ -97,7 +97,7 @@ pub enum Event {
     Connected,
     /// Data (or a message) can be read.
     Readable,
-    /// Send-buffer space was freed after a write could not complete.
+    /// A quarter of the send buffer is free again after a write could not complete.
     Writable,
     /// The connection ended.
     Closed(CloseReason),
@@ -206,6 +206,8 @@ pub struct Connection {
     stored_reply: Option<Handshake>,
     mss: u32,
     payload: usize,
+    /// The peer's receive buffer in packets, from its handshake (ours until then).
+    peer_window: u64,
 
     // Sending side.
     send: SendBuffer,
@@ -220,6 +222,9 @@ pub struct Connection {
     last_progress: Instant,
     /// The sender's own RTT measurement, for the EXP timer.
     rto: RtoEstimator,
+    /// What the last full ACK acknowledged. Light ACKs release the send buffer too, but only full
+    /// ACKs carry RTT and rates, so the controller counts progress from one full ACK to the next.
+    full_ack_point: u64,
     exp_count: u32,
     closing: bool,
     write_blocked: bool,
@@ -274,13 +279,10 @@ impl Connection {
             };
         Self {
             send: SendBuffer::new(local_isn.start(), config.send_buffer_bytes, message_mode),
-            recv: RecvBuffer::new(
-                peer_isn.start(),
-                config.recv_buffer_packets as usize,
-                payload,
-            ),
+            recv: RecvBuffer::new(peer_isn.start(), config.recv_slots(payload), payload),
             mss: config.mss,
             payload,
+            peer_window: config.recv_slots(payload) as u64,
             role,
             phase,
             local_id,
@@ -301,6 +303,7 @@ impl Connection {
             last_ack2: None,
             last_progress: now,
             rto: RtoEstimator::default(),
+            full_ack_point: local_isn.start(),
             exp_count: 1,
             closing: false,
             write_blocked: false,
@@ -389,12 +392,13 @@ impl Connection {
             (request.isn, request.isn),
             config,
         );
+        conn.establish(now, request);
         let reply = Handshake {
             version: Handshake::VERSION,
             socket_type: conn.config.socket_type.to_wire(),
             isn: request.isn,
-            mss: request.mss.min(conn.config.mss),
-            flow_window: conn.config.recv_buffer_packets,
+            mss: conn.mss,
+            flow_window: conn.config.recv_slots(conn.payload) as u32,
             req_type: RequestType::Response,
             socket_id: local_id,
             cookie: request.cookie,
@@ -402,7 +406,6 @@ impl Connection {
         };
         conn.stored_reply = Some(reply);
         conn.queue_control(request.socket_id, Control::Handshake(reply));
-        conn.establish(now, request);
         conn
     }
 
@@ -512,10 +515,11 @@ impl Connection {
         if self.config.socket_type != SocketType::Datagram {
             return Err(StreamError::WrongMode);
         }
+        // A message must fit in half the peer's receive buffer, or it could never complete.
         let max = self
             .send
             .capacity()
-            .min(self.config.recv_buffer_packets as usize / 2 * self.payload);
+            .min(self.peer_window as usize / 2 * self.payload);
         if data.is_empty() || data.len() > max {
             return Err(StreamError::MessageTooLarge);
         }
@@ -755,7 +759,7 @@ impl Connection {
             socket_type: self.config.socket_type.to_wire(),
             isn: self.local_isn,
             mss: self.config.mss,
-            flow_window: self.config.recv_buffer_packets,
+            flow_window: self.config.recv_slots(self.payload) as u32,
             req_type: RequestType::Request,
             socket_id: self.local_id,
             cookie,
@@ -766,8 +770,15 @@ impl Connection {
     /// The handshake completed: negotiate, build the controller, start the timers.
     fn establish(&mut self, now: Instant, peer: &Handshake) {
         self.mss = peer.mss.min(self.config.mss).max(MIN_MSS);
-        self.payload = ConnectionConfig::payload_for(self.mss);
+        let payload = ConnectionConfig::payload_for(self.mss);
+        if payload != self.payload {
+            // Slots sized for the negotiated packets, as many as the byte cap allows.
+            self.payload = payload;
+            let slots = self.config.recv_slots(payload);
+            self.recv = RecvBuffer::new(self.recv.read_seq(), slots, payload);
+        }
         self.flow_window = peer.flow_window.max(2) as u64;
+        self.peer_window = self.flow_window;
         self.cc = Some(self.config.congestion.build(&CcInit {
             now,
             mss: self.mss,
@@ -873,7 +884,9 @@ impl Connection {
             self.snd_loss.remove_below(ext);
             self.last_progress = now;
             self.exp_count = 1;
-            if self.write_blocked && self.send.free_space() > 0 {
+            // Low-water mark: wake a blocked writer once a quarter of the buffer is free, not
+            // on every ACK (each wake-up costs more than the copy it enables).
+            if self.write_blocked && self.send.free_space() >= self.send.capacity() / 4 {
                 self.write_blocked = false;
                 self.events.push_back(Event::Writable);
             }
@@ -909,10 +922,12 @@ impl Connection {
         if ext >= self.send.first_seq() {
             self.flow_window = ack.avail_buf.max(2) as u64;
         }
-        let newly_acked = self.acknowledge(now, ext);
-        if newly_acked == 0 {
-            return;
+        self.acknowledge(now, ext);
+        if ext <= self.full_ack_point {
+            return; // a repeated ACK
         }
+        let newly_acked = ext - self.full_ack_point;
+        self.full_ack_point = ext;
         self.rtt.update(ack.rtt_us);
         if let Some(r) = ack.rates {
             self.recv_rate.update(r.recv_rate);
@@ -1226,9 +1241,13 @@ impl Connection {
         if let Some(floor) = now.checked_sub(credit) {
             self.next_send = self.next_send.max(floor);
         }
-        let max_segments = self.config.max_segments.max(1);
-        let base = buf.len();
         let packet_len = HEADER_LEN + self.payload;
+        let max_segments = self
+            .config
+            .max_segments
+            .min(self.config.max_batch_bytes / packet_len)
+            .max(1);
+        let base = buf.len();
         let mut segment = 0;
         let mut count = 0;
         while count < max_segments && self.next_send <= now {
@@ -1244,22 +1263,14 @@ impl Connection {
                 self.deferred = Some((seq, retransmit));
                 break;
             }
-            let start = buf.len();
-            buf.resize(start + packet_len, 0);
             let header = DataHeader {
                 seq: SeqNo::from_extended(seq),
                 msg: packet.msg,
                 timestamp: now.saturating_duration_since(self.epoch).as_micros() as u32,
                 dest: self.peer_id,
             };
-            if header.write(&mut buf[start..]).is_err() {
-                buf.truncate(start);
-                break;
-            }
-            let len = self
-                .send
-                .copy_payload(&packet, &mut buf[start + HEADER_LEN..]);
-            buf.truncate(start + size);
+            buf.extend_from_slice(&header.to_bytes());
+            let len = self.send.append_payload(&packet, buf);
             self.send.mark_sent(seq, now, retransmit);
             if retransmit {
                 self.stats.packets_retransmitted += 1;

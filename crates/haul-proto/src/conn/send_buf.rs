@@ -197,20 +197,19 @@ impl SendBuffer {
         }
     }
 
-    /// Copies the payload of `packet` into `out`, returning its length.
-    pub fn copy_payload(&self, packet: &SentPacket, out: &mut [u8]) -> usize {
+    /// Appends the payload of `packet` to `out` (one copy, no zero-fill), returning its length.
+    pub fn append_payload(&self, packet: &SentPacket, out: &mut Vec<u8>) -> usize {
         let start = (packet.offset - self.base) as usize;
         let len = packet.len as usize;
         let (a, b) = self.bytes.as_slices();
         if start + len <= a.len() {
-            out[..len].copy_from_slice(&a[start..start + len]);
+            out.extend_from_slice(&a[start..start + len]);
         } else if start >= a.len() {
             let s = start - a.len();
-            out[..len].copy_from_slice(&b[s..s + len]);
+            out.extend_from_slice(&b[s..s + len]);
         } else {
-            let first = a.len() - start;
-            out[..first].copy_from_slice(&a[start..]);
-            out[first..len].copy_from_slice(&b[..len - first]);
+            out.extend_from_slice(&a[start..]);
+            out.extend_from_slice(&b[..len - (a.len() - start)]);
         }
         len
     }
@@ -280,11 +279,10 @@ mod tests {
         assert_eq!(b.cut_packet(1456), Some(101));
         assert_eq!(b.cut_packet(1456), Some(102));
         assert_eq!(b.cut_packet(1456), None);
-        let mut out = [0u8; 1456];
-        assert_eq!(
-            b.copy_payload(b.packet(102).unwrap(), &mut out),
-            3000 - 2912
-        );
+        let mut out = vec![9u8];
+        let len = b.append_payload(b.packet(102).unwrap(), &mut out);
+        assert_eq!(len, 3000 - 2912);
+        assert_eq!(out.len(), 1 + len, "appended after what was there");
         assert_eq!(b.ack(102), 2);
         assert_eq!(b.first_seq(), 102);
         assert_eq!(b.ack(103), 1);

@@ -193,13 +193,20 @@ pub struct DataHeader {
 }
 
 impl DataHeader {
+    /// The 16 header bytes.
+    pub fn to_bytes(&self) -> [u8; HEADER_LEN] {
+        let mut out = [0u8; HEADER_LEN];
+        put_word(&mut out, 0, self.seq.value());
+        put_word(&mut out, 4, self.msg.to_word());
+        put_word(&mut out, 8, self.timestamp);
+        put_word(&mut out, 12, self.dest);
+        out
+    }
+
     /// Writes the 16-byte header into `out`.
     pub fn write(&self, out: &mut [u8]) -> Result<(), WireError> {
         check_room(out, HEADER_LEN)?;
-        put_word(out, 0, self.seq.value());
-        put_word(out, 4, self.msg.to_word());
-        put_word(out, 8, self.timestamp);
-        put_word(out, 12, self.dest);
+        out[..HEADER_LEN].copy_from_slice(&self.to_bytes());
         Ok(())
     }
 }

@@ -42,6 +42,8 @@ pub struct Params {
     pub tcp_cc: Option<String>,
     /// TCP socket buffer size in bytes (None: kernel autotuning).
     pub window: Option<u64>,
+    /// haul's maximum segment size, IP and UDP headers included.
+    pub mss: u32,
 }
 
 /// The server's answer: where to open the data connections.

@@ -63,6 +63,10 @@ pub struct PerfArgs {
     /// TCP socket buffer size (with --tcp); default: kernel autotuning. Size it to the BDP.
     #[arg(long, short = 'w', requires = "tcp", value_parser = units::parse_size)]
     window: Option<u64>,
+    /// haul's maximum segment size in bytes, IP and UDP headers included. Client: the size to
+    /// use (keep it at or below the path MTU; loopback's is 65536). Server: the largest accepted.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(576..=65535))]
+    mss: Option<u32>,
     /// The server exits after one test.
     #[arg(long, short = '1')]
     one_off: bool,
@@ -91,7 +95,9 @@ fn serve(args: &PerfArgs) -> Result<()> {
         .and_then(|mut a| a.next())
         .ok_or_else(|| anyhow!("`{}` is not an address to bind", args.bind))?;
     let control = TcpListener::bind(addr).map_err(|e| in_use(e, addr, "TCP"))?;
-    let endpoint = Endpoint::bind(addr, NetConfig::listener()).map_err(|e| match e {
+    let mut config = NetConfig::listener();
+    config.connection.mss = args.mss.unwrap_or(65_535);
+    let endpoint = Endpoint::bind(addr, config).map_err(|e| match e {
         haul_net::NetError::Io(io) => in_use(io, addr, "UDP"),
         other => anyhow!(other),
     })?;
@@ -207,6 +213,7 @@ fn client(args: &PerfArgs, host: &str) -> Result<()> {
         rate: args.rate,
         tcp_cc: args.tcp_cc.clone(),
         window: args.window,
+        mss: args.mss.unwrap_or(1500),
     };
     control.send(&params)?;
     let ready: Ready = control.recv()?;
@@ -220,6 +227,7 @@ fn client(args: &PerfArgs, host: &str) -> Result<()> {
             if let Some(rate) = params.rate {
                 config.connection = fixed_rate(rate);
             }
+            config.connection.mss = params.mss;
             let local = if data_addr.is_ipv6() {
                 "[::]:0"
             } else {
