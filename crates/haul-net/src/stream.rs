@@ -13,24 +13,73 @@ const WAIT_SLICE: Duration = Duration::from_millis(50);
 /// Most bytes copied per lock acquisition, so the I/O thread is never held up long.
 const COPY_SLICE: usize = 256 << 10;
 
-/// A reliable byte stream over haul. Dropping it closes it gracefully in the background; call
-/// [`Stream::finish`] to wait until the peer has everything.
+/// A reliable byte stream over haul. Dropping the last handle to it closes it gracefully in the
+/// background; call [`Stream::finish`] to wait until the peer has everything.
 pub struct Stream {
+    handle: Arc<Handle>,
+    shared: Arc<Shared>,
+    id: u32,
+    read_timeout: Option<Duration>,
+    write_timeout: Option<Duration>,
+}
+
+/// The connection behind every clone of a [`Stream`]; closes it when the last one goes.
+struct Handle {
     shared: Arc<Shared>,
     id: u32,
     peer: SocketAddr,
-    read_timeout: Option<Duration>,
-    write_timeout: Option<Duration>,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        if let Some(conn) = self.shared.lock().conns.get_mut(&self.id) {
+            conn.close(Instant::now());
+        }
+        self.shared.release(self.id);
+    }
 }
 
 impl Stream {
     pub(crate) fn new(shared: Arc<Shared>, id: u32, peer: SocketAddr) -> Self {
         Self {
+            handle: Arc::new(Handle {
+                shared: Arc::clone(&shared),
+                id,
+                peer,
+            }),
             shared,
             id,
-            peer,
             read_timeout: None,
             write_timeout: None,
+        }
+    }
+
+    /// Another handle to the same connection, e.g. to read in one thread and write in another.
+    /// The connection closes when the last handle is dropped.
+    pub fn try_clone(&self) -> io::Result<Stream> {
+        Ok(Stream {
+            handle: Arc::clone(&self.handle),
+            shared: Arc::clone(&self.shared),
+            id: self.id,
+            read_timeout: self.read_timeout,
+            write_timeout: self.write_timeout,
+        })
+    }
+
+    /// Waits until everything written so far was acknowledged by the peer, without closing.
+    pub fn wait_flushed(&self) -> io::Result<()> {
+        let mut inner = self.shared.lock();
+        loop {
+            let Some(conn) = inner.conns.get(&self.id) else {
+                return Err(io::Error::new(io::ErrorKind::BrokenPipe, "connection gone"));
+            };
+            if conn.is_flushed() {
+                return Ok(());
+            }
+            if let Some(reason) = conn.close_reason() {
+                return Err(closed_error(reason));
+            }
+            inner = self.shared.wait(inner, WAIT_SLICE);
         }
     }
 
@@ -132,7 +181,7 @@ impl Stream {
 
     /// The peer's address.
     pub fn peer_addr(&self) -> SocketAddr {
-        self.peer
+        self.handle.peer
     }
 
     /// Fails a read that waits longer than `timeout` with [`io::ErrorKind::TimedOut`].
@@ -259,14 +308,5 @@ impl io::Write for Stream {
     fn flush(&mut self) -> io::Result<()> {
         self.shared.wake();
         Ok(())
-    }
-}
-
-impl Drop for Stream {
-    fn drop(&mut self) {
-        if let Some(conn) = self.shared.lock().conns.get_mut(&self.id) {
-            conn.close(Instant::now());
-        }
-        self.shared.release(self.id);
     }
 }

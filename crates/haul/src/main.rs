@@ -1,6 +1,8 @@
 //! The `haul` command line.
 
 mod demo;
+mod lab;
+mod nc;
 mod perf;
 mod sys;
 mod units;
@@ -33,6 +35,15 @@ enum Command {
     /// retransmissions, and each side's CPU seconds. Control runs over TCP on the same port
     /// number as the UDP data.
     Perf(perf::PerfArgs),
+    /// Netcat over haul: copy stdin to a connection and the connection to stdout.
+    ///
+    /// `haul nc -l 9000 > out` waits for one connection and writes what arrives;
+    /// `tar c dir | haul nc HOST:9000` sends and, when stdin ends, delivers every byte before
+    /// exiting. `--mode duplex` does both directions. Speaks the UDT4 wire protocol, so the peer
+    /// may be a UDT4 application (sendfile/recvfile, UDR).
+    Nc(nc::NcArgs),
+    /// Emulated wide-area links to try haul on (a UDP relay for now).
+    Lab(lab::LabArgs),
 }
 
 fn main() -> ExitCode {
@@ -47,6 +58,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
         Command::Perf(args) => perf::run(args),
+        Command::Nc(args) => nc::run(args),
+        Command::Lab(args) => lab::run(args),
     };
     match result {
         Ok(code) => code,

@@ -45,6 +45,8 @@ const MAX_RENAK_PACKETS: usize = 4;
 const MAX_PACING_CREDIT: Duration = Duration::from_millis(1);
 /// Copies of the shutdown packet (it is never retransmitted).
 const SHUTDOWN_COPIES: usize = 3;
+/// Most data datagrams a connecting client keeps until the acceptance arrives.
+const MAX_EARLY_DATA: usize = 256;
 
 /// Where the connection came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,6 +101,8 @@ pub enum Event {
     Readable,
     /// A quarter of the send buffer is free again after a write could not complete.
     Writable,
+    /// Everything written so far has been acknowledged by the peer.
+    Flushed,
     /// The connection ended.
     Closed(CloseReason),
 }
@@ -225,6 +229,10 @@ pub struct Connection {
     /// What the last full ACK acknowledged. Light ACKs release the send buffer too, but only full
     /// ACKs carry RTT and rates, so the controller counts progress from one full ACK to the next.
     full_ack_point: u64,
+    /// Whether any ACK arrived yet (the receiver is surely established).
+    acked_once: bool,
+    /// Client only: data that arrived before the server's acceptance, replayed once connected.
+    early_data: Vec<Vec<u8>>,
     exp_count: u32,
     closing: bool,
     write_blocked: bool,
@@ -304,6 +312,8 @@ impl Connection {
             last_progress: now,
             rto: RtoEstimator::default(),
             full_ack_point: local_isn.start(),
+            acked_once: false,
+            early_data: Vec::new(),
             exp_count: 1,
             closing: false,
             write_blocked: false,
@@ -655,6 +665,12 @@ impl Connection {
                 if self.phase == Phase::Connected {
                     self.heard(now);
                     self.on_data(now, d.header, d.payload);
+                } else if matches!(self.phase, Phase::Connecting { .. })
+                    && self.early_data.len() < MAX_EARLY_DATA
+                {
+                    // The server sent right after accepting and its acceptance is still on the
+                    // way (or lost): keep the data rather than make the server retransmit it.
+                    self.early_data.push(bytes.to_vec());
                 }
             }
             Packet::Control(c) => {
@@ -798,6 +814,9 @@ impl Connection {
             mss = self.mss,
             "connected"
         );
+        for datagram in std::mem::take(&mut self.early_data) {
+            self.handle_datagram(now, self.peer_addr, &datagram);
+        }
     }
 
     fn on_data(&mut self, now: Instant, header: DataHeader, payload: &[u8]) {
@@ -867,7 +886,15 @@ impl Connection {
     /// Extends an acknowledged sequence number; `None` if it acknowledges what was never sent.
     fn extend_ack(&self, seq: SeqNo) -> Option<u64> {
         let ext = seq.extend(self.send.first_seq())?;
-        (ext <= self.send.next_seq()).then_some(ext)
+        let valid = ext <= self.send.next_seq();
+        if !valid {
+            tracing::debug!(
+                id = self.local_id,
+                ack = seq.value(),
+                "ACK beyond what was sent"
+            );
+        }
+        valid.then_some(ext)
     }
 
     /// Releases acknowledged packets; returns how many.
@@ -890,12 +917,16 @@ impl Connection {
                 self.write_blocked = false;
                 self.events.push_back(Event::Writable);
             }
+            if self.send.is_empty() {
+                self.events.push_back(Event::Flushed);
+            }
             self.finish_close_if_flushed(now);
         }
         released
     }
 
     fn on_light_ack(&mut self, now: Instant, next_seq: SeqNo) {
+        self.acked_once = true;
         let Some(ext) = self.extend_ack(next_seq) else {
             self.stats.packets_invalid += 1;
             return;
@@ -906,6 +937,7 @@ impl Connection {
     }
 
     fn on_ack(&mut self, now: Instant, ack: &FullAck) {
+        self.acked_once = true;
         let Some(ext) = self.extend_ack(ack.next_seq) else {
             self.stats.packets_invalid += 1;
             return;
@@ -981,8 +1013,15 @@ impl Connection {
             }
         }
         self.stats.packets_reported_lost += count;
+        tracing::trace!(id = self.local_id, count, "NAK");
         self.last_progress = now;
         self.exp_count = 1;
+        if !self.acked_once {
+            // Before the receiver's first ACK a loss is the handshake race (data sent right
+            // after accepting reaches a peer that is not connected yet), not congestion:
+            // retransmit, but do not slow down (the reference would crawl for seconds).
+            return;
+        }
         let sample = LossSample {
             first_lost: first_lost.unwrap_or(first_unacked),
             lost: count,
@@ -1409,6 +1448,13 @@ impl Connection {
                 self.snd_loss.insert(first, next - 1, ());
             }
             self.stats.timeouts += 1;
+            tracing::debug!(
+                id = self.local_id,
+                unacked = self.send.next_seq() - self.send.first_seq(),
+                n = self.exp_count,
+                flow = self.flow_window,
+                "retransmission timeout"
+            );
             let path = self.path_estimate();
             if let Some(cc) = self.cc.as_mut() {
                 cc.on_timeout(now, &path);
