@@ -82,7 +82,7 @@ pub fn run(args: NcArgs) -> Result<ExitCode> {
         let s = monitor.stats();
         eprintln!(
             "haul nc: {:.2} s; sent {} packets ({} retransmitted, {} reported lost, {} timeouts), \
-             received {} ({} lost, {} duplicate); RTT {:?}; window {} / flow {}; period {:?}",
+             received {} ({} lost, {} duplicate, {} NAKs sent); RTT {:?}; window {} / flow {}; period {:?}",
             started.elapsed().as_secs_f64(),
             s.packets_sent,
             s.packets_retransmitted,
@@ -91,6 +91,7 @@ pub fn run(args: NcArgs) -> Result<ExitCode> {
             s.packets_received,
             s.packets_lost,
             s.packets_duplicate,
+            s.naks_sent,
             s.rtt,
             s.congestion_window,
             s.flow_window,

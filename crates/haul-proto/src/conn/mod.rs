@@ -1476,14 +1476,17 @@ mod tests {
 
     /// A server connection, established, sending at 10 Gbit/s so the pacer never holds it back.
     fn established(max_segments: usize) -> (Connection, Instant) {
-        let now = Instant::now();
-        let config = ConnectionConfig {
+        established_with(ConnectionConfig {
             max_segments,
             congestion: Arc::new(FixedRateFactory {
                 bits_per_second: 10_000_000_000,
             }),
             ..ConnectionConfig::default()
-        };
+        })
+    }
+
+    fn established_with(config: ConnectionConfig) -> (Connection, Instant) {
+        let now = Instant::now();
         let request = Handshake {
             version: 4,
             socket_type: 1,
@@ -1542,5 +1545,66 @@ mod tests {
         assert_eq!((t.size, t.segment_size), (116, None));
         let t = conn.poll_transmit(later, &mut buf).unwrap();
         assert_eq!(t.segment_size, Some(1472));
+    }
+
+    fn feed(conn: &mut Connection, now: Instant, body: Control<'_>) {
+        let bytes = Packet::Control(ControlPacket::new(3, body)).to_vec();
+        conn.handle_datagram(now, conn.peer_addr(), &bytes);
+    }
+
+    #[test]
+    fn losses_before_the_first_ack_do_not_slow_the_sender() {
+        // The first-packet race: a UDT4 client drops data that beats the acceptance to it and
+        // NAKs it. That must not send the reference controller into its 62.5 ms crawl.
+        let (mut conn, now) = established_with(ConnectionConfig::default());
+        conn.write(&[0u8; 64 * 1456]).unwrap();
+        let mut buf = Vec::new();
+        let now = now + Duration::from_millis(1);
+        while conn.poll_transmit(now, &mut buf).is_some() {}
+        assert_eq!(
+            conn.stats().packets_sent,
+            16,
+            "the reference's initial window"
+        );
+        let isn = SeqNo::new(5).unwrap();
+        let first = LossRange {
+            start: isn,
+            end: isn,
+        };
+        let mut words = [0u8; 8];
+        let len = LossList::write_range(first, &mut words, 0).unwrap();
+        let nak = LossList::parse(&words[..len]).unwrap();
+        feed(&mut conn, now, Control::Nak(nak));
+        assert_eq!(
+            conn.stats().pacing_period,
+            Duration::from_micros(1),
+            "still in slow start"
+        );
+        assert_eq!(
+            conn.stats().packets_reported_lost,
+            1,
+            "but the loss is recorded"
+        );
+        // After an ACK the receiver is surely up: a loss now is a congestion signal.
+        let ack = FullAck {
+            ack_no: AckNo::FIRST,
+            next_seq: isn.wrapping_add(10),
+            rtt_us: 1000,
+            rtt_var_us: 100,
+            avail_buf: 1000,
+            rates: None,
+        };
+        feed(&mut conn, now + SYN, Control::Ack(ack));
+        let later = LossRange {
+            start: isn.wrapping_add(12),
+            end: isn.wrapping_add(12),
+        };
+        let len = LossList::write_range(later, &mut words, 0).unwrap();
+        let nak = LossList::parse(&words[..len]).unwrap();
+        feed(&mut conn, now + SYN, Control::Nak(nak));
+        assert!(
+            conn.stats().pacing_period > Duration::from_micros(1),
+            "slow start ended"
+        );
     }
 }
