@@ -17,6 +17,8 @@ import subprocess
 import sys
 import time
 
+from docblock import write_block
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HAUL = os.path.join(ROOT, "target", "release", "haul")
 PORT = 9400
@@ -121,14 +123,7 @@ def main():
     block = "\n".join(lines)
     print(block)
     if not a.no_write:
-        path = os.path.join(ROOT, "docs", "BENCHMARKS.md")
-        text = open(path).read()
-        if BEGIN in text:
-            text = text[: text.index(BEGIN)] + block + text[text.index(END) + len(END):]
-        else:
-            text += "\n" + block + "\n"
-        open(path, "w").write(text)
-
+        write_block(BEGIN, END, block, "## Loopback, memory to memory")
 
 if __name__ == "__main__":
     main()

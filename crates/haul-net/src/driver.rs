@@ -220,22 +220,23 @@ impl Endpoint {
 
     /// Connects to a listener and waits for the handshake.
     pub fn connect(&self, peer: SocketAddr) -> Result<Stream, NetError> {
-        let now = Instant::now();
-        let id = {
-            let mut inner = self.shared.lock();
-            let (id, conn) = inner.endpoint.connect(now, peer);
-            inner.conns.insert(id, conn);
-            id
-        };
-        self.established(id, peer)
+        self.open(peer, haul_proto::Endpoint::connect)
     }
 
     /// Connects to a peer that calls `rendezvous` towards this endpoint at about the same time.
     pub fn rendezvous(&self, peer: SocketAddr) -> Result<Stream, NetError> {
-        let now = Instant::now();
+        self.open(peer, haul_proto::Endpoint::rendezvous)
+    }
+
+    /// Creates a connection with `start` and waits for its handshake.
+    fn open(
+        &self,
+        peer: SocketAddr,
+        start: fn(&mut haul_proto::Endpoint, Instant, SocketAddr) -> (u32, Connection),
+    ) -> Result<Stream, NetError> {
         let id = {
             let mut inner = self.shared.lock();
-            let (id, conn) = inner.endpoint.rendezvous(now, peer);
+            let (id, conn) = start(&mut inner.endpoint, Instant::now(), peer);
             inner.conns.insert(id, conn);
             id
         };

@@ -2,7 +2,7 @@
 
 use crate::driver::Shared;
 use crate::driver::{Endpoint, NetConfig, NetError};
-use haul_proto::{CloseReason, Stats, StreamError};
+use haul_proto::{CloseReason, Connection, Stats, StreamError};
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -128,51 +128,52 @@ impl Stream {
         ttl: Option<Duration>,
         in_order: bool,
     ) -> io::Result<()> {
-        let deadline = self.write_timeout.map(|t| Instant::now() + t);
-        let mut inner = self.shared.lock();
-        loop {
-            let Some(conn) = inner.conns.get_mut(&self.id) else {
-                return Err(io::Error::new(io::ErrorKind::BrokenPipe, "connection gone"));
-            };
+        let shared = &self.shared;
+        self.blocking(self.write_timeout, "send_msg", gone_for_writes, |conn| {
             let was_idle = !conn.has_unsent_data();
-            match conn.send_msg(Instant::now(), msg, ttl, in_order) {
-                Ok(()) => {
-                    if was_idle {
-                        self.shared.wake();
-                    }
-                    return Ok(());
-                }
-                Err(StreamError::Blocked) => {}
-                Err(e) => return Err(to_io(e)),
+            conn.send_msg(Instant::now(), msg, ttl, in_order)?;
+            if was_idle {
+                shared.wake();
             }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                return Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    "send_msg timed out",
-                ));
-            }
-            inner = self.shared.wait(inner, WAIT_SLICE);
-        }
+            Ok(())
+        })
     }
 
     /// Receives one message into `buf` (truncated if `buf` is short) and returns its length;
     /// 0 once the peer closed and every message was read.
     pub fn recv_msg(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let deadline = self.read_timeout.map(|t| Instant::now() + t);
+        self.blocking(
+            self.read_timeout,
+            "recv_msg",
+            || Ok(0),
+            |conn| conn.recv_msg(buf),
+        )
+    }
+
+    /// Runs `op` on the connection until it stops answering `Blocked`, sleeping in between
+    /// (woken by the I/O thread's events); `TimedOut` after `timeout`; `gone()` once the
+    /// connection no longer exists.
+    fn blocking<T>(
+        &self,
+        timeout: Option<Duration>,
+        what: &'static str,
+        gone: fn() -> io::Result<T>,
+        mut op: impl FnMut(&mut Connection) -> Result<T, StreamError>,
+    ) -> io::Result<T> {
+        let deadline = timeout.map(|t| Instant::now() + t);
         let mut inner = self.shared.lock();
         loop {
             let Some(conn) = inner.conns.get_mut(&self.id) else {
-                return Ok(0);
+                return gone();
             };
-            match conn.recv_msg(buf) {
-                Ok(n) => return Ok(n),
+            match op(conn) {
                 Err(StreamError::Blocked) => {}
-                Err(e) => return Err(to_io(e)),
+                other => return other.map_err(to_io),
             }
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return Err(io::Error::new(
                     io::ErrorKind::TimedOut,
-                    "recv_msg timed out",
+                    format!("{what} timed out"),
                 ));
             }
             inner = self.shared.wait(inner, WAIT_SLICE);
@@ -238,6 +239,10 @@ impl Monitor {
     }
 }
 
+fn gone_for_writes<T>() -> io::Result<T> {
+    Err(io::Error::new(io::ErrorKind::BrokenPipe, "connection gone"))
+}
+
 fn closed_error(reason: CloseReason) -> io::Error {
     let kind = match reason {
         CloseReason::TimedOut | CloseReason::ConnectTimeout => io::ErrorKind::TimedOut,
@@ -257,52 +262,30 @@ fn to_io(e: StreamError) -> io::Error {
 
 impl io::Read for Stream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let deadline = self.read_timeout.map(|t| Instant::now() + t);
-        let mut inner = self.shared.lock();
-        loop {
-            let Some(conn) = inner.conns.get_mut(&self.id) else {
-                return Ok(0);
-            };
-            let len = buf.len().min(COPY_SLICE);
-            match conn.read(&mut buf[..len]) {
-                // Freed buffer space reaches the sender with the next periodic ACK.
-                Ok(n) => return Ok(n),
-                Err(StreamError::Blocked) => {}
-                Err(e) => return Err(to_io(e)),
-            }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                return Err(io::Error::new(io::ErrorKind::TimedOut, "read timed out"));
-            }
-            inner = self.shared.wait(inner, WAIT_SLICE);
-        }
+        // Freed buffer space reaches the sender with the next periodic ACK.
+        let len = buf.len().min(COPY_SLICE);
+        self.blocking(
+            self.read_timeout,
+            "read",
+            || Ok(0),
+            |conn| conn.read(&mut buf[..len]),
+        )
     }
 }
 
 impl io::Write for Stream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let deadline = self.write_timeout.map(|t| Instant::now() + t);
-        let mut inner = self.shared.lock();
-        loop {
-            let Some(conn) = inner.conns.get_mut(&self.id) else {
-                return Err(io::Error::new(io::ErrorKind::BrokenPipe, "connection gone"));
-            };
+        let shared = &self.shared;
+        let chunk = &buf[..buf.len().min(COPY_SLICE)];
+        self.blocking(self.write_timeout, "write", gone_for_writes, |conn| {
             let was_idle = !conn.has_unsent_data();
-            match conn.write(&buf[..buf.len().min(COPY_SLICE)]) {
-                Ok(n) => {
-                    // A busy connection already has a pacing deadline with the I/O thread.
-                    if was_idle {
-                        self.shared.wake();
-                    }
-                    return Ok(n);
-                }
-                Err(StreamError::Blocked) => {}
-                Err(e) => return Err(to_io(e)),
+            let n = conn.write(chunk)?;
+            // A busy connection already has a pacing deadline with the I/O thread.
+            if was_idle {
+                shared.wake();
             }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                return Err(io::Error::new(io::ErrorKind::TimedOut, "write timed out"));
-            }
-            inner = self.shared.wait(inner, WAIT_SLICE);
-        }
+            Ok(n)
+        })
     }
 
     fn flush(&mut self) -> io::Result<()> {
