@@ -12,7 +12,14 @@ use std::process::ExitCode;
 
 /// Fast, reliable bulk data transfer over long fat networks (UDT4-compatible).
 #[derive(Parser)]
-#[command(name = "haul", version, about, long_about = None)]
+#[command(
+    name = "haul",
+    version,
+    about,
+    long_about = None,
+    after_help = "Exit status: 0 on success; 1 on any error, described in one line on stderr; \
+                  2 on a command-line mistake.\nLogging: set HAUL_LOG (e.g. HAUL_LOG=debug)."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
