@@ -101,7 +101,7 @@ fn clean_path_without_queue_drops_needs_no_retransmission() {
 }
 
 #[test]
-fn rtt_and_loss_grid_with_the_reference_controller() {
+fn rtt_and_loss_grid_with_the_default_controller() {
     for (i, rtt) in [0u64, 10, 100, 300].into_iter().enumerate() {
         for (j, loss) in [0.0, 0.01, 0.05, 0.10].into_iter().enumerate() {
             let seed = 100 + (i * 4 + j) as u64;

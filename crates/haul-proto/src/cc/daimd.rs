@@ -72,6 +72,10 @@ impl CongestionControl for Udt4Daimd {
     }
 
     fn on_ack(&mut self, now: Instant, ack: &AckSample) {
+        // The reference ignores an ACK that acknowledges nothing new.
+        if ack.newly_acked == 0 {
+            return;
+        }
         if now.saturating_duration_since(self.last_rc_time).as_micros() < RC_INTERVAL_US as u128 {
             return;
         }
@@ -190,7 +194,10 @@ mod tests {
     fn ack(ack_seq: u64) -> AckSample {
         AckSample {
             ack_seq,
-            newly_acked: 0,
+            newly_acked: 1,
+            delivery_rate: None,
+            rtt_sample: None,
+            reported_rtt: Duration::from_millis(10),
             path: path(10_000, ack_seq),
         }
     }

@@ -6,9 +6,11 @@
 
 mod daimd;
 mod fixed;
+mod model;
 
 pub use daimd::{Udt4Daimd, Udt4DaimdFactory};
 pub use fixed::{FixedRate, FixedRateFactory};
+pub use model::{ModelRate, ModelRateFactory, Policy};
 
 use std::fmt;
 use std::time::{Duration, Instant};
@@ -48,6 +50,14 @@ pub struct AckSample {
     pub ack_seq: u64,
     /// Packets newly acknowledged by this ACK.
     pub newly_acked: u64,
+    /// The receive rate this ACK reports, packets per second, unsmoothed (full ACKs only).
+    pub delivery_rate: Option<u32>,
+    /// Time from sending the newest packet this ACK covers to the ACK (never a retransmitted one).
+    /// Its minimum is the path's RTT; single samples include time the ACK waited behind a hole.
+    pub rtt_sample: Option<Duration>,
+    /// The receiver's RTT (ACK to ACK2), as this ACK reports it: blind to holes, and the ACK2
+    /// crosses the forward bottleneck, so it rises with a standing queue.
+    pub reported_rtt: Duration,
     /// The path as the sender now sees it.
     pub path: PathEstimate,
 }

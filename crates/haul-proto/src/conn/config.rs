@@ -1,6 +1,6 @@
 //! Per-connection settings.
 
-use crate::cc::{CongestionControlFactory, Udt4DaimdFactory};
+use crate::cc::{CongestionControlFactory, ModelRateFactory};
 use crate::wire::SocketType;
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,7 +37,8 @@ pub struct ConnectionConfig {
     pub max_segments: usize,
     /// Largest size of one transmit in bytes (one GSO send is one UDP datagram: 65 507 bytes).
     pub max_batch_bytes: usize,
-    /// Builds the congestion controller.
+    /// Builds the congestion controller (default: the model-based controller, fair policy;
+    /// `Udt4DaimdFactory` reproduces the reference library).
     pub congestion: Arc<dyn CongestionControlFactory>,
 }
 
@@ -56,7 +57,7 @@ impl Default for ConnectionConfig {
             periodic_nak: true,
             max_segments: 64,
             max_batch_bytes: 65_507,
-            congestion: Arc::new(Udt4DaimdFactory),
+            congestion: Arc::new(ModelRateFactory::default()),
         }
     }
 }

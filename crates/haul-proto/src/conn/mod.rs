@@ -226,6 +226,8 @@ pub struct Connection {
     last_progress: Instant,
     /// The sender's own RTT measurement, for the EXP timer.
     rto: RtoEstimator,
+    /// The newest of those samples, handed to the controller with the next full ACK.
+    latest_rtt_sample: Option<Duration>,
     /// What the last full ACK acknowledged. Light ACKs release the send buffer too, but only full
     /// ACKs carry RTT and rates, so the controller counts progress from one full ACK to the next.
     full_ack_point: u64,
@@ -250,6 +252,8 @@ pub struct Connection {
     ack_history: VecDeque<(AckNo, u64, Instant)>,
     arrivals: ArrivalWindow,
     packets_since_ack: u32,
+    /// Data packets since the last full ACK (with rates) went out.
+    packets_since_full_ack: u32,
     light_acks: u32,
     next_ack: Instant,
     readable_signalled: bool,
@@ -311,6 +315,7 @@ impl Connection {
             last_ack2: None,
             last_progress: now,
             rto: RtoEstimator::default(),
+            latest_rtt_sample: None,
             full_ack_point: local_isn.start(),
             acked_once: false,
             early_data: Vec::new(),
@@ -327,6 +332,7 @@ impl Connection {
             ack_history: VecDeque::with_capacity(ACK_HISTORY),
             arrivals: ArrivalWindow::default(),
             packets_since_ack: 0,
+            packets_since_full_ack: 0,
             light_acks: 1,
             next_ack: now + SYN,
             readable_signalled: false,
@@ -823,6 +829,7 @@ impl Connection {
         self.stats.packets_received += 1;
         self.arrivals.on_arrival(now, header.seq.value() & 0xF);
         self.packets_since_ack += 1;
+        self.packets_since_full_ack = self.packets_since_full_ack.saturating_add(1);
         let Some(seq) = header.seq.extend(self.rcv_max) else {
             self.stats.packets_invalid += 1;
             return;
@@ -897,13 +904,22 @@ impl Connection {
         valid.then_some(ext)
     }
 
-    /// Releases acknowledged packets; returns how many.
+    /// Releases acknowledged packets and returns how many. The newest of them gives an RTT
+    /// sample, unless it was retransmitted (an ACK cannot tell which copy it answers).
     fn acknowledge(&mut self, now: Instant, ext: u64) -> u64 {
-        // The newest packet this ACK covers gives an RTT sample, unless it was retransmitted.
         let newest = ext.checked_sub(1).and_then(|s| self.send.packet(s));
-        if let Some((sent, false)) = newest.and_then(|p| p.last_sent) {
+        // If the ACK was waiting on a retransmitted packet it sat behind a hole: the time to it
+        // measures the hole, not the path.
+        let stalled = self
+            .send
+            .packet(self.send.first_seq())
+            .and_then(|p| p.last_sent)
+            .is_some_and(|(_, retransmitted)| retransmitted);
+        if let (Some((sent, false)), false) = (newest.and_then(|p| p.last_sent), stalled) {
             if ext > self.send.first_seq() {
-                self.rto.update(now.saturating_duration_since(sent));
+                let sample = now.saturating_duration_since(sent);
+                self.rto.update(sample);
+                self.latest_rtt_sample = Some(sample);
             }
         }
         let released = self.send.ack(ext);
@@ -955,11 +971,13 @@ impl Connection {
             self.flow_window = ack.avail_buf.max(2) as u64;
         }
         self.acknowledge(now, ext);
-        if ext <= self.full_ack_point {
-            return; // a repeated ACK
+        // A repeated ACK still carries fresh rates (the receiver reports while it waits for a
+        // hole to fill); the controller gets it with nothing newly acknowledged.
+        let newly_acked = ext.saturating_sub(self.full_ack_point);
+        if newly_acked == 0 && ack.rates.is_none() {
+            return;
         }
-        let newly_acked = ext - self.full_ack_point;
-        self.full_ack_point = ext;
+        self.full_ack_point = self.full_ack_point.max(ext);
         self.rtt.update(ack.rtt_us);
         if let Some(r) = ack.rates {
             self.recv_rate.update(r.recv_rate);
@@ -968,6 +986,9 @@ impl Connection {
         let sample = AckSample {
             ack_seq: ext,
             newly_acked,
+            delivery_rate: ack.rates.map(|r| r.recv_rate).filter(|r| *r > 0),
+            rtt_sample: self.latest_rtt_sample.take(),
+            reported_rtt: Duration::from_micros(ack.rtt_us as u64),
             path: self.path_estimate(),
         };
         if let Some(cc) = self.cc.as_mut() {
@@ -1085,7 +1106,10 @@ impl Connection {
 
     fn send_ack(&mut self, now: Instant, light: bool) {
         let ack = self.ack_point();
-        if ack == self.rcv_last_ack2 {
+        // Data arrived since the last full ACK: its rates are news even if the ACK number is not
+        // (behind a hole the cumulative ACK stalls while packets keep arriving).
+        let fresh = !light && self.packets_since_full_ack > 0;
+        if ack == self.rcv_last_ack2 && !fresh {
             return;
         }
         let wire_seq = SeqNo::from_extended(ack);
@@ -1097,7 +1121,7 @@ impl Connection {
         if ack > self.rcv_last_ack {
             self.rcv_last_ack = ack;
         } else if ack < self.rcv_last_ack
-            || now.saturating_duration_since(self.last_full_ack) < self.rtt.rto()
+            || (!fresh && now.saturating_duration_since(self.last_full_ack) < self.rtt.rto())
         {
             return;
         }
@@ -1109,6 +1133,7 @@ impl Connection {
         });
         if full {
             self.last_full_ack = now;
+            self.packets_since_full_ack = 0;
         }
         let body = FullAck {
             ack_no: self.ack_no,
@@ -1556,7 +1581,10 @@ mod tests {
     fn losses_before_the_first_ack_do_not_slow_the_sender() {
         // The first-packet race: a UDT4 client drops data that beats the acceptance to it and
         // NAKs it. That must not send the reference controller into its 62.5 ms crawl.
-        let (mut conn, now) = established_with(ConnectionConfig::default());
+        let (mut conn, now) = established_with(ConnectionConfig {
+            congestion: Arc::new(crate::cc::Udt4DaimdFactory),
+            ..ConnectionConfig::default()
+        });
         conn.write(&[0u8; 64 * 1456]).unwrap();
         let mut buf = Vec::new();
         let now = now + Duration::from_millis(1);

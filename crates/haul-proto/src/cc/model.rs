@@ -1,0 +1,471 @@
+//! haul's default controller: a model of the path (bottleneck rate × minimum RTT), paced.
+//!
+//! The bottleneck rate is the largest delivery rate over the last ten rounds (a round is one
+//! minimum RTT plus the 10 ms ACK interval) as the receiver reports it (in startup also as the
+//! sender sees its ACKs arrive, whichever is larger); the base RTT is the smallest RTT seen in ten
+//! seconds. The
+//! sender paces at `gain × rate` and keeps at most `rate × (6 × min RTT + 100 ms)` in flight. It
+//! starts by raising the gain to 2.885 (doubling the rate each round) until the rate stops growing,
+//! drains the queue that built, then cycles gains 1.25, 0.75, 1 × 6 to probe for more.
+//!
+//! Loss is read through the model, one round at a time. A round whose smallest RTT sample sits
+//! near the base RTT had no standing queue: its losses were random, they update the random-loss
+//! rate, and its delivery rate is divided by `1 − random loss rate` (random loss thins what
+//! arrives; it says nothing about capacity). A round with a standing queue keeps the delivery
+//! rate as measured: its losses are congestion, and the rate falls to what gets through.
+//! `docs/CONGESTION.md` explains each constant.
+
+use super::{
+    AckSample, CcInit, CongestionControl, CongestionControlFactory, LossSample, PathEstimate,
+};
+use std::time::{Duration, Instant};
+
+/// 2 / ln 2: the smallest gain that doubles the delivery rate every round.
+const STARTUP_GAIN: f64 = 2.885;
+/// Gains of the probing cycle, one phase per round.
+const CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
+/// Gain while draining a standing queue seen in cruise.
+const DRAIN_QUEUE_GAIN: f64 = 0.75;
+/// Packets in flight, in bandwidth-delay products. In-flight counts from the cumulative ACK, and
+/// UDT4 has no selective ACK: the cumulative ACK stalls behind every hole until its retransmission
+/// arrives — one RTT, or three when the retransmission is lost and re-NAKed — so under loss the
+/// "in flight" count holds several BDPs of delivered data. Six BDPs cover that; pacing, not the
+/// window, holds the rate (the window only catches a wrong model).
+const WINDOW_GAIN: f64 = 6.0;
+/// Rounds the bandwidth filter remembers.
+const BW_ROUNDS: usize = 10;
+/// How long the minimum RTT stays valid without being seen again.
+const MIN_RTT_LIFETIME: Duration = Duration::from_secs(10);
+/// Startup ends when three rounds in a row grow the rate by less than this.
+const STARTUP_GROWTH: f64 = 1.25;
+const STARTUP_FLAT_ROUNDS: u32 = 3;
+/// The receiver's RTT may exceed the minimum by this fraction plus `QUEUE_SLACK` and still count
+/// as "no queue" (losses seen then are random). The ACK→ACK2 RTT carries no ACK delay, so the
+/// margin only has to absorb jitter: a 1-BDP queue doubles the RTT, far past it.
+const QUEUE_FRACTION: f64 = 0.1;
+const QUEUE_SLACK: Duration = Duration::from_millis(2);
+/// A loss rate above this is congestion whatever the delay says (random loss is never this high
+/// on a path worth using).
+const MAX_RANDOM_LOSS: f64 = 0.3;
+/// Extra window, in time at the estimated rate, for holes awaiting retransmission: the cumulative
+/// ACK stalls behind a hole until its retransmission arrives, and a lost retransmission waits for
+/// a re-NAK (an RTO plus the 10 ms ACK timer).
+const RECOVERY_ALLOWANCE: Duration = Duration::from_millis(100);
+/// Window before any measurement, and the floor: two light-ACK batches (one every 64 packets).
+const INITIAL_WINDOW: f64 = 32.0;
+const MIN_WINDOW: f64 = 128.0;
+/// ACKs come at least this often (the ACK timer); the window must outlast the gap between them,
+/// however short the RTT (on loopback the RTT is tens of microseconds).
+const ACK_INTERVAL: Duration = Duration::from_millis(10);
+/// Round length before the first RTT sample.
+const DEFAULT_RTT: Duration = Duration::from_millis(100);
+/// Scavenger: queueing delay that makes it back off, and how much per round.
+const SCAVENGER_TARGET: Duration = Duration::from_millis(10);
+const SCAVENGER_BACKOFF: f64 = 0.7;
+const SCAVENGER_FLOOR: f64 = 0.02;
+
+/// What the sender optimises for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// Fill the path, share it with other flows.
+    Fair,
+    /// Use only what others leave: back off as soon as a queue builds (like LEDBAT).
+    Scavenger,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Startup,
+    Drain,
+    Cruise,
+}
+
+/// The model-based controller (see the module documentation).
+#[derive(Debug)]
+pub struct ModelRate {
+    policy: Policy,
+    min_pps: f64,
+    max_pps: f64,
+    phase: Phase,
+    /// Largest delivery rate per round, packets per second (ring of rounds); loss-corrected
+    /// once a round ends without a standing queue.
+    bw_rounds: [f64; BW_ROUNDS],
+    round: usize,
+    round_start: Instant,
+    min_rtt: Option<(Duration, Instant)>,
+    latest_rtt: Option<Duration>,
+    /// Smallest receiver-reported RTT of the current round (queue detection).
+    round_min_rtt: Option<Duration>,
+    /// Startup: the rate to beat, and how many rounds did not.
+    full_bw: f64,
+    flat_rounds: u32,
+    cycle: usize,
+    /// Cruising, a queue stood last round: send below the estimate until it is gone.
+    draining_queue: bool,
+    /// Whether a queue stood in the previous round (its drops are reported a round later).
+    queue_last_round: bool,
+    /// Loss accounting: this round's counts, and a smoothed rate.
+    round_lost: u64,
+    round_acked: u64,
+    loss_rate: f64,
+    scavenger_scale: f64,
+}
+
+impl ModelRate {
+    /// A controller for `policy`, its pacing rate held within `min_bps..=max_bps` (IP level).
+    pub fn new(init: &CcInit, policy: Policy, min_bps: Option<u64>, max_bps: Option<u64>) -> Self {
+        let pps = |bps: u64| bps as f64 / (init.mss as f64 * 8.0);
+        Self {
+            policy,
+            min_pps: min_bps.map_or(0.0, pps),
+            max_pps: max_bps.map_or(f64::INFINITY, pps),
+            phase: Phase::Startup,
+            bw_rounds: [0.0; BW_ROUNDS],
+            round: 0,
+            round_start: init.now,
+            min_rtt: None,
+            latest_rtt: None,
+            round_min_rtt: None,
+            full_bw: 0.0,
+            flat_rounds: 0,
+            cycle: 0,
+            draining_queue: false,
+            queue_last_round: false,
+            round_lost: 0,
+            round_acked: 0,
+            loss_rate: 0.0,
+            scavenger_scale: 1.0,
+        }
+    }
+
+    fn bandwidth(&self) -> f64 {
+        self.bw_rounds.iter().copied().fold(0.0, f64::max)
+    }
+
+    fn base_rtt(&self) -> Duration {
+        self.min_rtt.map_or(DEFAULT_RTT, |(r, _)| r)
+    }
+
+    /// Whether this round's smallest RTT says a queue stood at the bottleneck all round;
+    /// `None` when the round gave no RTT sample (then nothing is known).
+    fn queue_standing(&self) -> Option<bool> {
+        let (rtt, (min, _)) = (self.round_min_rtt?, self.min_rtt?);
+        Some(rtt > min.mul_f64(1.0 + QUEUE_FRACTION) + QUEUE_SLACK)
+    }
+
+    fn gain(&self) -> f64 {
+        match self.phase {
+            Phase::Startup => STARTUP_GAIN,
+            Phase::Drain => 1.0 / STARTUP_GAIN,
+            Phase::Cruise if self.draining_queue => DRAIN_QUEUE_GAIN,
+            Phase::Cruise => CYCLE[self.cycle],
+        }
+    }
+
+    fn pacing_pps(&self) -> f64 {
+        let bw = self.bandwidth();
+        let rate = if bw > 0.0 {
+            self.gain() * bw
+        } else {
+            STARTUP_GAIN * INITIAL_WINDOW / self.base_rtt().as_secs_f64()
+        };
+        let scale = match self.policy {
+            Policy::Fair => 1.0,
+            Policy::Scavenger => self.scavenger_scale,
+        };
+        (rate * scale)
+            .clamp(self.min_pps.min(self.max_pps), self.max_pps)
+            .max(1.0)
+    }
+
+    fn update_min_rtt(&mut self, now: Instant, sample: Duration) {
+        self.latest_rtt = Some(sample);
+        let expired = self
+            .min_rtt
+            .is_none_or(|(_, at)| now.saturating_duration_since(at) > MIN_RTT_LIFETIME);
+        if expired || self.min_rtt.is_some_and(|(min, _)| sample <= min) {
+            self.min_rtt = Some((sample, now));
+        }
+    }
+
+    /// Runs once per round: ages the bandwidth filter, advances the phase, updates the loss rate.
+    /// How long a round lasts: a round trip, and at least one ACK interval more so that every
+    /// round sees ACKs.
+    fn round_length(&self) -> Duration {
+        self.base_rtt() + ACK_INTERVAL
+    }
+
+    fn next_round(&mut self, now: Instant) {
+        // In startup, the sender's own delivery sample too: what this round's ACKs acknowledged,
+        // per second. A UDT4 receiver's estimator starts at one packet per second and needs a
+        // few rounds to warm up. Later the receiver's reports alone count: when a hole fills, the
+        // cumulative ACK jumps over a round trip of deliveries, which would read as a burst.
+        let elapsed = now
+            .saturating_duration_since(self.round_start)
+            .as_secs_f64();
+        if self.phase == Phase::Startup && elapsed > 0.0 && self.round_acked > 0 {
+            let own = self.round_acked as f64 / elapsed;
+            let slot = &mut self.bw_rounds[self.round];
+            *slot = slot.max(own);
+        }
+        // Unknown counts as a queue: only rounds known to be quiet may excuse their losses.
+        let queue = self.queue_standing().unwrap_or(true);
+        // Loss reports lag the drops by a round trip: a round's losses are random only if
+        // neither it nor the round before had a standing queue.
+        let quiet = !queue && !self.queue_last_round;
+        self.queue_last_round = queue;
+        if quiet && self.round_acked + self.round_lost > 0 {
+            // Losses without a queue are random: they set the rate to correct for.
+            let rate = self.round_lost as f64 / (self.round_acked + self.round_lost) as f64;
+            self.loss_rate = 0.75 * self.loss_rate + 0.25 * rate;
+        }
+        if quiet && self.loss_rate < MAX_RANDOM_LOSS {
+            self.bw_rounds[self.round] /= 1.0 - self.loss_rate;
+        }
+        let bw = self.bandwidth();
+        self.round_lost = 0;
+        self.round_acked = 0;
+        self.round_min_rtt = None;
+        match self.phase {
+            Phase::Startup => {
+                if bw >= self.full_bw * STARTUP_GROWTH {
+                    self.full_bw = bw;
+                    self.flat_rounds = 0;
+                } else {
+                    self.flat_rounds += 1;
+                    if self.flat_rounds >= STARTUP_FLAT_ROUNDS {
+                        self.phase = Phase::Drain;
+                    }
+                }
+            }
+            // One round at the drain gain empties what startup queued.
+            Phase::Drain => self.phase = Phase::Cruise,
+            Phase::Cruise => {
+                // A queue that outlives a round is ours to drain; probing resumes after.
+                self.draining_queue = queue;
+                if !queue {
+                    self.cycle = (self.cycle + 1) % CYCLE.len();
+                }
+            }
+        }
+        if self.policy == Policy::Scavenger {
+            let queueing = self
+                .latest_rtt
+                .zip(self.min_rtt)
+                .map_or(Duration::ZERO, |(r, (m, _))| r.saturating_sub(m));
+            self.scavenger_scale = if queueing > SCAVENGER_TARGET {
+                (self.scavenger_scale * SCAVENGER_BACKOFF).max(SCAVENGER_FLOOR)
+            } else {
+                (self.scavenger_scale + 0.1).min(1.0)
+            };
+        }
+        self.round = (self.round + 1) % BW_ROUNDS;
+        self.bw_rounds[self.round] = 0.0;
+        self.round_start = now;
+        tracing::trace!(
+            phase = ?self.phase,
+            bw_pps = self.bandwidth(),
+            min_rtt = ?self.min_rtt.map(|(r, _)| r),
+            loss = self.loss_rate,
+            queue,
+            "model round"
+        );
+    }
+}
+
+impl CongestionControl for ModelRate {
+    fn name(&self) -> &'static str {
+        match self.policy {
+            Policy::Fair => "model-fair",
+            Policy::Scavenger => "model-scavenger",
+        }
+    }
+
+    fn on_ack(&mut self, now: Instant, ack: &AckSample) {
+        self.round_acked += ack.newly_acked;
+        if let Some(rtt) = ack.rtt_sample {
+            self.update_min_rtt(now, rtt);
+        }
+        let reported = ack.reported_rtt;
+        self.round_min_rtt = Some(self.round_min_rtt.map_or(reported, |m| m.min(reported)));
+        if let Some(rate) = ack.delivery_rate {
+            // As measured; the round's end decides whether loss correction applies.
+            let slot = &mut self.bw_rounds[self.round];
+            *slot = slot.max(rate as f64);
+        }
+        if now.saturating_duration_since(self.round_start) >= self.round_length() {
+            self.next_round(now);
+        }
+    }
+
+    fn on_loss(&mut self, _now: Instant, loss: &LossSample) {
+        self.round_lost += loss.lost;
+    }
+
+    fn on_timeout(&mut self, _now: Instant, _path: &PathEstimate) {
+        // A timeout means the model is stale: keep the rate, but stop startup's growth.
+        if self.phase == Phase::Startup {
+            self.phase = Phase::Drain;
+        }
+    }
+
+    fn pacing_period(&self) -> Duration {
+        Duration::from_secs_f64(1.0 / self.pacing_pps())
+    }
+
+    fn window(&self) -> u32 {
+        let bw = self.bandwidth();
+        let rtt = (self.base_rtt() + ACK_INTERVAL).as_secs_f64();
+        let window = if bw > 0.0 && self.phase == Phase::Startup {
+            // Startup's own gain: enough to double, no more (its surplus only fills the queue).
+            STARTUP_GAIN * bw * rtt
+        } else if bw > 0.0 {
+            bw * (WINDOW_GAIN * rtt + RECOVERY_ALLOWANCE.as_secs_f64())
+        } else {
+            INITIAL_WINDOW * STARTUP_GAIN
+        };
+        window.clamp(MIN_WINDOW, u32::MAX as f64) as u32
+    }
+}
+
+/// Builds [`ModelRate`] controllers.
+#[derive(Debug, Clone, Copy)]
+pub struct ModelRateFactory {
+    /// What to optimise for.
+    pub policy: Policy,
+    /// Never pace below this (bits per second, IP level).
+    pub min_bps: Option<u64>,
+    /// Never pace above this (bits per second, IP level).
+    pub max_bps: Option<u64>,
+}
+
+impl Default for ModelRateFactory {
+    fn default() -> Self {
+        Self {
+            policy: Policy::Fair,
+            min_bps: None,
+            max_bps: None,
+        }
+    }
+}
+
+impl CongestionControlFactory for ModelRateFactory {
+    fn build(&self, init: &CcInit) -> Box<dyn CongestionControl> {
+        Box::new(ModelRate::new(
+            init,
+            self.policy,
+            self.min_bps,
+            self.max_bps,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn init(now: Instant) -> CcInit {
+        CcInit {
+            now,
+            mss: 1500,
+            isn: 0,
+            peer_flow_window: 100_000,
+        }
+    }
+
+    fn path() -> PathEstimate {
+        PathEstimate {
+            rtt: Duration::from_millis(50),
+            rtt_var: Duration::ZERO,
+            recv_rate: 0,
+            capacity: 0,
+            largest_sent: 0,
+        }
+    }
+
+    /// A full ACK 10 ms after the previous one, consistent with `rate`.
+    fn ack(rate: u32, rtt_ms: u64) -> AckSample {
+        AckSample {
+            ack_seq: 0,
+            newly_acked: rate as u64 / 100,
+            delivery_rate: Some(rate),
+            rtt_sample: Some(Duration::from_millis(rtt_ms)),
+            reported_rtt: Duration::from_millis(rtt_ms),
+            path: path(),
+        }
+    }
+
+    /// Feeds `rounds` rounds of 50 ms with the given delivery rate, RTT and losses per round.
+    fn feed(cc: &mut ModelRate, t: &mut Instant, rounds: u32, rate: u32, rtt_ms: u64, lost: u64) {
+        for _ in 0..rounds {
+            for _ in 0..5 {
+                *t += Duration::from_millis(10);
+                cc.on_ack(*t, &ack(rate, rtt_ms));
+            }
+            cc.on_loss(
+                *t,
+                &LossSample {
+                    first_lost: 0,
+                    lost,
+                    path: path(),
+                },
+            );
+        }
+    }
+
+    #[test]
+    fn startup_finds_the_rate_then_cruises_at_it() {
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+        feed(&mut cc, &mut t, 12, 10_000, 50, 0);
+        assert_eq!(cc.phase, Phase::Cruise);
+        let pps = 1.0 / cc.pacing_period().as_secs_f64();
+        assert!((7_000.0..=12_600.0).contains(&pps), "{pps}");
+        assert_eq!(cc.window(), (10_000.0 * (6.0 * 0.06 + 0.1)) as u32);
+    }
+
+    #[test]
+    fn random_loss_without_delay_does_not_lower_the_rate() {
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+        // 10 % lost, RTT flat: the receiver sees 9 000 of the 10 000 packets per second sent.
+        feed(&mut cc, &mut t, 40, 9_000, 50, 45);
+        assert!(
+            cc.bandwidth() > 9_700.0,
+            "loss-corrected estimate {}",
+            cc.bandwidth()
+        );
+    }
+
+    #[test]
+    fn loss_with_a_standing_queue_is_taken_as_congestion() {
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+        feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+        // The RTT doubles and 10 % is lost: only what arrives counts, for ten rounds and more.
+        feed(&mut cc, &mut t, 12, 6_000, 100, 50);
+        assert!(cc.bandwidth() < 6_100.0, "{}", cc.bandwidth());
+    }
+
+    #[test]
+    fn scavenger_backs_off_when_a_queue_builds() {
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Scavenger, None, None);
+        feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+        let before = cc.pacing_period();
+        feed(&mut cc, &mut t, 5, 10_000, 80, 0);
+        assert!(
+            cc.pacing_period() > before * 3,
+            "{:?} vs {before:?}",
+            cc.pacing_period()
+        );
+    }
+
+    #[test]
+    fn rate_limits_hold() {
+        let t = Instant::now();
+        let cc = ModelRate::new(&init(t), Policy::Fair, Some(8_000_000), Some(12_000_000));
+        let pps = 1.0 / cc.pacing_period().as_secs_f64();
+        assert!((666.0..=1_000.0 + 1e-6).contains(&pps), "{pps}");
+    }
+}
