@@ -104,8 +104,8 @@ def main():
     lines = [BEGIN,
              f"Measured {datetime.date.today()}: {a.mb} MiB through `haul lab relay --rtt {RTT} --loss {LOSS}` "
              f"(no rate cap), {a.rounds} alternating rounds, the loss seed varying by round "
-             f"(`python3 bench/interop.py --rounds {a.rounds} --mb {a.mb}`). Both ends run the reference "
-             "congestion control (DAIMD): the sender's controller decides.",
+             f"(`python3 bench/interop.py --rounds {a.rounds} --mb {a.mb}`). The sender's controller "
+             "decides: the reference runs DAIMD, haul its default (the model, docs/CONGESTION.md).",
              "",
              "| sender -> receiver | median Mbit/s | runs |", "|---|---|---|"]
     for k in kinds:

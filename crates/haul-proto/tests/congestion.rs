@@ -27,12 +27,24 @@ fn config(cc: Arc<dyn CongestionControlFactory>) -> ConnectionConfig {
     }
 }
 
-/// One flow for `secs` of virtual time; efficiency measured after 1 s + 5 RTT.
+/// One flow of the default controller for `secs` of virtual time; efficiency measured after
+/// 1 s + 5 RTT.
 fn run(seed: u64, rate_bps: u64, rtt_ms: u64, loss: f64, secs: u64) -> Run {
+    run_with(Arc::new(ModelRateFactory::default()), seed, rate_bps, rtt_ms, loss, secs)
+}
+
+fn run_with(
+    cc: Arc<dyn CongestionControlFactory>,
+    seed: u64,
+    rate_bps: u64,
+    rtt_ms: u64,
+    loss: f64,
+    secs: u64,
+) -> Run {
     let rtt = Duration::from_millis(rtt_ms);
     let mut sim: Simulation<Host> = Simulation::new(seed);
     let now = sim.now();
-    let cfg = config(Arc::new(ModelRateFactory::default()));
+    let cfg = config(cc);
     let mut client = Host::new(cfg.clone(), false, seed, now);
     let mut source = Source::new(seed, u64::MAX / 2);
     source.close_when_done = false;
@@ -215,5 +227,17 @@ fn flows_sharing_a_bottleneck() {
                 assert!(j >= 0.85, "2 flows at {rtt} ms: Jain {j:.3}");
             }
         }
+    }
+}
+
+/// Side by side with the reference controller on lossy long paths: the reason the model exists.
+#[test]
+fn random_loss_does_not_collapse_the_rate_unlike_the_reference() {
+    use haul_proto::cc::Udt4DaimdFactory;
+    for (rtt, loss) in [(100, 0.01), (100, 0.05)] {
+        let model = run(3, 100_000_000, rtt, loss, 20).efficiency;
+        let daimd = run_with(Arc::new(Udt4DaimdFactory), 3, 100_000_000, rtt, loss, 20).efficiency;
+        eprintln!("rtt {rtt} ms loss {:.0}%: model {model:.3}, reference DAIMD {daimd:.3}", loss * 100.0);
+        assert!(model >= 0.85 && model >= 3.0 * daimd, "model {model:.3} vs DAIMD {daimd:.3}");
     }
 }
