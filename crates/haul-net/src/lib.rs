@@ -53,7 +53,9 @@ mod socket;
 mod stream;
 
 pub use driver::{Endpoint, Listener, NetConfig, NetError};
-pub use haul_proto::cc::{FixedRateFactory, Udt4DaimdFactory};
+pub use haul_proto::cc::{
+    CongestionControlFactory, FixedRateFactory, ModelRateFactory, Policy, Udt4DaimdFactory,
+};
 pub use haul_proto::wire::SocketType;
 pub use haul_proto::{CloseReason, ConnectionConfig, Stats};
 pub use socket::Offloads;

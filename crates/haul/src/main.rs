@@ -4,6 +4,7 @@ mod demo;
 mod lab;
 mod nc;
 mod perf;
+mod policy;
 mod sys;
 mod units;
 

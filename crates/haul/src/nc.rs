@@ -60,6 +60,9 @@ pub struct NcArgs {
     /// Print the connection's statistics on stderr at the end.
     #[arg(long)]
     stats: bool,
+    /// How this side sends: fair, fixed (with --rate), scavenger; --min-rate/--max-rate.
+    #[command(flatten)]
+    policy: crate::policy::PolicyArgs,
 }
 
 pub fn run(args: NcArgs) -> Result<ExitCode> {
@@ -73,6 +76,7 @@ pub fn run(args: NcArgs) -> Result<ExitCode> {
         NetConfig::default()
     };
     config.connection.mss = args.mss;
+    config.connection.congestion = args.policy.factory()?;
     let stream = open(&args, config)?;
     let progress = args.progress || io::stderr().is_terminal();
     let monitor = stream.monitor();

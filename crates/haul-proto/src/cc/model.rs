@@ -46,7 +46,11 @@ const QUEUE_FRACTION: f64 = 0.1;
 const QUEUE_SLACK: Duration = Duration::from_millis(2);
 /// A loss rate above this is congestion whatever the delay says (random loss is never this high
 /// on a path worth using).
-const MAX_RANDOM_LOSS: f64 = 0.3;
+const MAX_RANDOM_LOSS: f64 = 0.2;
+/// A receiver cannot deliver faster than the sender sent: delivery samples are capped at this
+/// multiple of the previous round's send rate (a UDT4 receiver's interval-based estimate reads
+/// bursts of arrivals as absurd rates).
+const DELIVERY_CAP: f64 = 1.25;
 /// Extra window, in time at the estimated rate, for holes awaiting retransmission: the cumulative
 /// ACK stalls behind a hole until its retransmission arrives, and a lost retransmission waits for
 /// a re-NAK (an RTO plus the 10 ms ACK timer).
@@ -109,6 +113,11 @@ pub struct ModelRate {
     round_acked: u64,
     loss_rate: f64,
     scavenger_scale: f64,
+    /// Highest sequence number sent, at the start of this round and now.
+    sent_at_round_start: u64,
+    largest_sent: u64,
+    /// New packets sent per second in the previous round (0 before one completed).
+    sent_pps: f64,
 }
 
 impl ModelRate {
@@ -135,6 +144,18 @@ impl ModelRate {
             round_acked: 0,
             loss_rate: 0.0,
             scavenger_scale: 1.0,
+            sent_at_round_start: init.isn,
+            largest_sent: init.isn,
+            sent_pps: 0.0,
+        }
+    }
+
+    /// A delivery sample bounded by what was sent (no bound before a round completed).
+    fn capped(&self, sample: f64) -> f64 {
+        if self.sent_pps > 0.0 {
+            sample.min(DELIVERY_CAP * self.sent_pps)
+        } else {
+            sample
         }
     }
 
@@ -204,9 +225,14 @@ impl ModelRate {
             .saturating_duration_since(self.round_start)
             .as_secs_f64();
         if self.phase == Phase::Startup && elapsed > 0.0 && self.round_acked > 0 {
-            let own = self.round_acked as f64 / elapsed;
+            let own = self.capped(self.round_acked as f64 / elapsed);
             let slot = &mut self.bw_rounds[self.round];
             *slot = slot.max(own);
+        }
+        if elapsed > 0.0 {
+            let sent = self.largest_sent.saturating_sub(self.sent_at_round_start);
+            self.sent_pps = sent as f64 / elapsed;
+            self.sent_at_round_start = self.largest_sent;
         }
         // Unknown counts as a queue: only rounds known to be quiet may excuse their losses.
         let queue = self.queue_standing().unwrap_or(true);
@@ -288,10 +314,12 @@ impl CongestionControl for ModelRate {
         }
         let reported = ack.reported_rtt;
         self.round_min_rtt = Some(self.round_min_rtt.map_or(reported, |m| m.min(reported)));
+        self.largest_sent = self.largest_sent.max(ack.path.largest_sent);
         if let Some(rate) = ack.delivery_rate {
-            // As measured; the round's end decides whether loss correction applies.
+            // As measured (within what was sent); the round's end decides on loss correction.
+            let sample = self.capped(rate as f64);
             let slot = &mut self.bw_rounds[self.round];
-            *slot = slot.max(rate as f64);
+            *slot = slot.max(sample);
         }
         if now.saturating_duration_since(self.round_start) >= self.round_length() {
             self.next_round(now);

@@ -1347,9 +1347,12 @@ impl Connection {
                 }
             }
             count += 1;
-            // Every 16th packet leaves back-to-back with the next: the receiver's probe pair.
-            if seq & 0xF != 0 {
-                self.next_send += period;
+            // Every 16th packet leaves back-to-back with the next (the receiver's probe pair);
+            // the gap it skips is paid after the pair, so the average rate is the paced one.
+            match seq & 0xF {
+                0 => {}
+                1 => self.next_send += period * 2,
+                _ => self.next_send += period,
             }
             if count == 1 {
                 segment = size;

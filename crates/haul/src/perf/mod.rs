@@ -10,7 +10,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::{ArgGroup, Args};
 use control::{Control, Params, Ready, SideReport, Transport, VERSION};
 use data::{tune_tcp, DataStream, Probe};
-use haul_net::{ConnectionConfig, Endpoint, NetConfig};
+use haul_net::{Endpoint, NetConfig};
 use report::{Interval, Reporter, Summary};
 use std::io::ErrorKind;
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
@@ -51,9 +51,9 @@ pub struct PerfArgs {
     /// Number of parallel connections.
     #[arg(long, short = 'P', default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=128))]
     parallel: u32,
-    /// Send at a fixed rate, bits per second (e.g. 500M, 2G); haul then ignores loss.
-    #[arg(long, short = 'b', value_parser = units::parse_rate)]
-    rate: Option<u64>,
+    /// The sender's policy (haul): fair, fixed (with --rate), scavenger; --min-rate/--max-rate.
+    #[command(flatten)]
+    policy: crate::policy::PolicyArgs,
     /// Use kernel TCP instead of haul for the data.
     #[arg(long)]
     tcp: bool,
@@ -210,7 +210,7 @@ fn client(args: &PerfArgs, host: &str) -> Result<()> {
         parallel: args.parallel,
         bytes: args.bytes,
         seconds: args.time,
-        rate: args.rate,
+        rate: args.policy.rate,
         tcp_cc: args.tcp_cc.clone(),
         window: args.window,
         mss: args.mss.unwrap_or(1500),
@@ -224,9 +224,7 @@ fn client(args: &PerfArgs, host: &str) -> Result<()> {
     let streams = match params.transport {
         Transport::Haul => {
             let mut config = NetConfig::default();
-            if let Some(rate) = params.rate {
-                config.connection = fixed_rate(rate);
-            }
+            config.connection.congestion = args.policy.factory()?;
             config.connection.mss = params.mss;
             let local = if data_addr.is_ipv6() {
                 "[::]:0"
@@ -298,13 +296,6 @@ fn resolve(host: &str, default_port: u16) -> Result<SocketAddr> {
         .with_context(|| format!("cannot resolve `{host}`"))?
         .next()
         .ok_or_else(|| anyhow!("`{host}` has no address"))
-}
-
-fn fixed_rate(bits_per_second: u64) -> ConnectionConfig {
-    ConnectionConfig {
-        congestion: Arc::new(haul_net::FixedRateFactory { bits_per_second }),
-        ..ConnectionConfig::default()
-    }
 }
 
 // ------------------------------------------------------------------------------------ the test
