@@ -1,6 +1,6 @@
 //! The endpoint: one socket, its connections, and the I/O thread that drives them.
 
-use crate::socket::{Offloads, Outgoing, UdpSocket, BATCH, MAX_RECV, MAX_SEND};
+use crate::socket::{IoScratch, Offloads, Outgoing, UdpSocket, BATCH, MAX_RECV, MAX_SEND};
 use crate::stream::Stream;
 use haul_proto::{CloseReason, Connection, ConnectionConfig, DatagramEvent, EndpointConfig};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -325,8 +325,9 @@ fn io_loop(shared: Arc<Shared>) {
     let mut received = Vec::with_capacity(BATCH);
     let mut tx = TxQueue::default();
     let mut scratch = Vec::new();
+    let mut io = IoScratch::default();
     loop {
-        match shared.socket.recv_many(&mut pool, &mut received) {
+        match shared.socket.recv_many(&mut pool, &mut received, &mut io) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => received.clear(),
             Err(e) => {
@@ -367,7 +368,7 @@ fn io_loop(shared: Arc<Shared>) {
             let timeout = next.map_or(IDLE_POLL, |t| t.saturating_duration_since(now));
             (timeout.clamp(PACING_QUANTUM, IDLE_POLL), exit)
         };
-        if let Err(e) = shared.socket.send_all(&tx.buf, &tx.out) {
+        if let Err(e) = shared.socket.send_all(&tx.buf, &tx.out, &mut io) {
             tracing::debug!("send: {e}");
         }
         tx.clear();

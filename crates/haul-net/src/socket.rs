@@ -140,8 +140,14 @@ impl UdpSocket {
 
     /// Sends every message of `out` (bytes in `buf`), as few system calls as the kernel allows.
     /// A full socket buffer drops what does not fit, as a router would; the protocol recovers.
-    pub fn send_all(&self, buf: &[u8], out: &[Outgoing]) -> io::Result<()> {
-        let mut messages: Vec<Message> = Vec::with_capacity(out.len().min(BATCH * 4));
+    pub fn send_all(
+        &self,
+        buf: &[u8],
+        out: &[Outgoing],
+        scratch: &mut IoScratch,
+    ) -> io::Result<()> {
+        let messages = &mut scratch.messages;
+        messages.clear();
         for o in out {
             let data = &buf[o.offset..o.offset + o.len];
             let dest = SockAddr::from(o.dest);
@@ -164,14 +170,14 @@ impl UdpSocket {
         let mut sent = 0;
         while sent < messages.len() {
             let end = (sent + BATCH).min(messages.len());
-            match self.sendmmsg(&mut messages[sent..end]) {
+            match self.sendmmsg(&messages[sent..end], &mut scratch.mmsg) {
                 Ok(n) => sent += n.max(1),
                 Err(e) if gso_refused(&e) && messages[sent].segment.is_some() => {
                     tracing::info!("UDP GSO refused ({e}); sending one datagram per message");
                     self.gso.store(false, Ordering::Relaxed);
                     let rest: Vec<Message> = messages.drain(sent..).collect();
                     for m in rest {
-                        m.split_into(&mut messages);
+                        m.split_into(messages);
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
@@ -181,25 +187,25 @@ impl UdpSocket {
         Ok(())
     }
 
-    fn sendmmsg(&self, messages: &mut [Message]) -> io::Result<usize> {
-        let mut iovs: Vec<libc::iovec> = Vec::with_capacity(messages.len());
-        let mut controls = vec![[0u64; CMSG_SPACE / 8]; messages.len()];
-        let mut headers: Vec<libc::mmsghdr> = Vec::with_capacity(messages.len());
-        for m in messages.iter() {
-            iovs.push(libc::iovec {
-                iov_base: m.data as *mut libc::c_void,
-                iov_len: m.len,
-            });
-        }
+    fn sendmmsg(&self, messages: &[Message], bufs: &mut MmsgBuffers) -> io::Result<usize> {
+        // Every vector gets its final length before any pointer into it is taken.
+        bufs.iovs.clear();
+        bufs.iovs.extend(messages.iter().map(|m| libc::iovec {
+            iov_base: m.data as *mut libc::c_void,
+            iov_len: m.len,
+        }));
+        bufs.controls.clear();
+        bufs.controls.resize(messages.len(), [0u64; CMSG_SPACE / 8]);
+        bufs.headers.clear();
         for (i, m) in messages.iter().enumerate() {
             // SAFETY: mmsghdr is plain data; every pointer set below outlives the call.
             let mut h: libc::mmsghdr = unsafe { std::mem::zeroed() };
             h.msg_hdr.msg_name = m.addr.as_ptr() as *mut libc::c_void;
             h.msg_hdr.msg_namelen = m.addr.len();
-            h.msg_hdr.msg_iov = &mut iovs[i];
+            h.msg_hdr.msg_iov = &mut bufs.iovs[i];
             h.msg_hdr.msg_iovlen = 1;
             if let Some(seg) = m.segment {
-                h.msg_hdr.msg_control = controls[i].as_mut_ptr() as *mut libc::c_void;
+                h.msg_hdr.msg_control = bufs.controls[i].as_mut_ptr() as *mut libc::c_void;
                 // SAFETY: CMSG_SPACE only computes a size.
                 h.msg_hdr.msg_controllen =
                     unsafe { libc::CMSG_SPACE(size_of::<u16>() as u32) } as usize;
@@ -212,15 +218,15 @@ impl UdpSocket {
                     std::ptr::write_unaligned(libc::CMSG_DATA(cmsg) as *mut u16, seg);
                 }
             }
-            headers.push(h);
+            bufs.headers.push(h);
         }
         loop {
             // SAFETY: headers point at live iovecs, addresses and control buffers.
             let n = unsafe {
                 libc::sendmmsg(
                     self.socket.as_raw_fd(),
-                    headers.as_mut_ptr(),
-                    headers.len() as u32,
+                    bufs.headers.as_mut_ptr(),
+                    bufs.headers.len() as u32,
                     0,
                 )
             };
@@ -236,39 +242,47 @@ impl UdpSocket {
 
     /// Receives up to `BATCH` messages into `pool` (`BATCH` slots of [`MAX_RECV`] bytes) with one
     /// system call. Returns `WouldBlock` when nothing is waiting.
-    pub fn recv_many(&self, pool: &mut [u8], out: &mut Vec<Received>) -> io::Result<()> {
+    pub fn recv_many(
+        &self,
+        pool: &mut [u8],
+        out: &mut Vec<Received>,
+        scratch: &mut IoScratch,
+    ) -> io::Result<()> {
         out.clear();
         let slots = (pool.len() / MAX_RECV).min(BATCH);
-        let mut iovs: Vec<libc::iovec> = pool
-            .chunks_mut(MAX_RECV)
-            .take(slots)
-            .map(|slot| libc::iovec {
-                iov_base: slot.as_mut_ptr() as *mut libc::c_void,
-                iov_len: slot.len(),
-            })
-            .collect();
+        let bufs = &mut scratch.mmsg;
+        // Every vector gets its final length before any pointer into it is taken.
+        bufs.iovs.clear();
+        bufs.iovs.extend(
+            pool.chunks_mut(MAX_RECV)
+                .take(slots)
+                .map(|slot| libc::iovec {
+                    iov_base: slot.as_mut_ptr() as *mut libc::c_void,
+                    iov_len: slot.len(),
+                }),
+        );
         // SAFETY: sockaddr_storage is plain data.
-        let mut names: Vec<libc::sockaddr_storage> = vec![unsafe { std::mem::zeroed() }; slots];
-        let mut controls = vec![[0u64; CMSG_SPACE / 8]; slots];
-        let mut headers: Vec<libc::mmsghdr> = (0..slots)
-            .map(|i| {
-                // SAFETY: as above; the pointers outlive the call.
-                let mut h: libc::mmsghdr = unsafe { std::mem::zeroed() };
-                h.msg_hdr.msg_name = &mut names[i] as *mut _ as *mut libc::c_void;
-                h.msg_hdr.msg_namelen = size_of::<libc::sockaddr_storage>() as u32;
-                h.msg_hdr.msg_iov = &mut iovs[i];
-                h.msg_hdr.msg_iovlen = 1;
-                h.msg_hdr.msg_control = controls[i].as_mut_ptr() as *mut libc::c_void;
-                h.msg_hdr.msg_controllen = CMSG_SPACE;
-                h
-            })
-            .collect();
+        bufs.names.resize(slots, unsafe { std::mem::zeroed() });
+        bufs.controls.clear();
+        bufs.controls.resize(slots, [0u64; CMSG_SPACE / 8]);
+        bufs.headers.clear();
+        for i in 0..slots {
+            // SAFETY: as above; the pointers outlive the call.
+            let mut h: libc::mmsghdr = unsafe { std::mem::zeroed() };
+            h.msg_hdr.msg_name = &mut bufs.names[i] as *mut _ as *mut libc::c_void;
+            h.msg_hdr.msg_namelen = size_of::<libc::sockaddr_storage>() as u32;
+            h.msg_hdr.msg_iov = &mut bufs.iovs[i];
+            h.msg_hdr.msg_iovlen = 1;
+            h.msg_hdr.msg_control = bufs.controls[i].as_mut_ptr() as *mut libc::c_void;
+            h.msg_hdr.msg_controllen = CMSG_SPACE;
+            bufs.headers.push(h);
+        }
         let n = loop {
             // SAFETY: headers describe live buffers of the stated sizes.
             let n = unsafe {
                 libc::recvmmsg(
                     self.socket.as_raw_fd(),
-                    headers.as_mut_ptr(),
+                    bufs.headers.as_mut_ptr(),
                     slots as u32,
                     0,
                     std::ptr::null_mut(),
@@ -282,17 +296,33 @@ impl UdpSocket {
                 return Err(e);
             }
         };
-        for (i, h) in headers.iter().enumerate().take(n) {
+        for (i, h) in bufs.headers.iter().enumerate().take(n) {
             let len = h.msg_len as usize;
             let segment = gro_segment(&h.msg_hdr).filter(|&s| s < len);
             // SAFETY: the kernel wrote a socket address of msg_namelen bytes.
-            let addr = unsafe { SockAddr::new(names[i], h.msg_hdr.msg_namelen) };
+            let addr = unsafe { SockAddr::new(bufs.names[i], h.msg_hdr.msg_namelen) };
             if let Some(from) = addr.as_socket() {
                 out.push(Received { from, len, segment });
             }
         }
         Ok(())
     }
+}
+
+/// Buffers reused by every `sendmmsg`/`recvmmsg` call, so that the I/O path allocates nothing
+/// once warm. Owned by the one thread that does the socket's I/O.
+#[derive(Default)]
+pub struct IoScratch {
+    messages: Vec<Message>,
+    mmsg: MmsgBuffers,
+}
+
+#[derive(Default)]
+struct MmsgBuffers {
+    iovs: Vec<libc::iovec>,
+    controls: Vec<[u64; CMSG_SPACE / 8]>,
+    headers: Vec<libc::mmsghdr>,
+    names: Vec<libc::sockaddr_storage>,
 }
 
 /// The GRO segment size the kernel attached to a received message, if any.
@@ -435,13 +465,14 @@ mod tests {
                 segment: None,
             },
         ];
-        a.send_all(&buf, &out).unwrap();
+        let mut scratch = IoScratch::default();
+        a.send_all(&buf, &out, &mut scratch).unwrap();
         let mut pool = vec![0u8; BATCH * MAX_RECV];
         let mut got: Vec<Vec<u8>> = Vec::new();
         let mut received = Vec::new();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
         while got.len() < 103 && std::time::Instant::now() < deadline {
-            match b.recv_many(&mut pool, &mut received) {
+            match b.recv_many(&mut pool, &mut received, &mut scratch) {
                 Ok(()) => {
                     for (i, r) in received.iter().enumerate() {
                         let slot = &pool[i * MAX_RECV..i * MAX_RECV + r.len];
