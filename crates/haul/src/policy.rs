@@ -35,6 +35,14 @@ pub struct PolicyArgs {
 }
 
 impl PolicyArgs {
+    /// Whether anything other than the default (fair, no limits) was asked for.
+    pub fn is_default(&self) -> bool {
+        self.policy == PolicyArg::Fair
+            && self.rate.is_none()
+            && self.min_rate.is_none()
+            && self.max_rate.is_none()
+    }
+
     /// The congestion controller these options ask for.
     pub fn factory(&self) -> Result<Arc<dyn CongestionControlFactory>> {
         let model = |policy| -> Arc<dyn CongestionControlFactory> {

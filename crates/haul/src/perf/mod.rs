@@ -97,6 +97,8 @@ fn serve(args: &PerfArgs) -> Result<()> {
     let control = TcpListener::bind(addr).map_err(|e| in_use(e, addr, "TCP"))?;
     let mut config = NetConfig::listener();
     config.connection.mss = args.mss.unwrap_or(65_535);
+    // What the server sends with in --reverse tests.
+    config.connection.congestion = args.policy.factory()?;
     let endpoint = Endpoint::bind(addr, config).map_err(|e| match e {
         haul_net::NetError::Io(io) => in_use(io, addr, "UDP"),
         other => anyhow!(other),
@@ -194,6 +196,12 @@ fn serve_one(args: &PerfArgs, stream: TcpStream, endpoint: &Endpoint) -> Result<
 // ------------------------------------------------------------------------------------ client
 
 fn client(args: &PerfArgs, host: &str) -> Result<()> {
+    if args.reverse && !args.tcp && !args.policy.is_default() {
+        bail!(
+            "with --reverse the server sends, with its own policy: --policy, --rate, --min-rate and \
+             --max-rate apply to the sending side only (run the test forward, or set them on the server)"
+        );
+    }
     let target = resolve(host, args.port)?;
     let control_stream = TcpStream::connect_timeout(&target, Duration::from_secs(5)).map_err(|e| {
         anyhow!("cannot reach a haul perf server at {target}: {e} (is `haul perf --server` running there?)")
