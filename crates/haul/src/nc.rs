@@ -3,7 +3,7 @@
 use crate::units;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, ValueEnum};
-use haul_net::{Endpoint, NetConfig, Stream};
+use haul_net::{Endpoint, NetConfig, NetError, Stream};
 use std::io::{self, IsTerminal, Read, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::process::ExitCode;
@@ -135,9 +135,9 @@ fn open(args: &NcArgs, config: NetConfig) -> Result<Stream> {
         };
         let endpoint =
             Endpoint::bind(local, config).with_context(|| format!("cannot bind UDP {local}"))?;
-        return endpoint.rendezvous(peer).with_context(|| {
-            format!("rendezvous with {peer} failed (is the peer running towards this port?)")
-        });
+        return endpoint
+            .rendezvous(peer)
+            .map_err(|e| with_hint(e, "is the peer running a rendezvous towards this port?"));
     }
     let local = if peer.is_ipv6() {
         "[::]:0"
@@ -145,9 +145,20 @@ fn open(args: &NcArgs, config: NetConfig) -> Result<Stream> {
         "0.0.0.0:0"
     };
     let endpoint = Endpoint::bind(local.parse()?, config).context("cannot bind a UDP socket")?;
-    endpoint.connect(peer).with_context(|| {
-        format!("cannot connect to {peer} (is a haul or UDT4 listener there, and UDP open?)")
+    endpoint.connect(peer).map_err(|e| {
+        with_hint(
+            e,
+            "is a haul or UDT4 listener there, and is UDP open on the way?",
+        )
     })
+}
+
+/// A handshake failure already names the peer and the reason; add what to check.
+fn with_hint(e: NetError, hint: &str) -> anyhow::Error {
+    match e {
+        NetError::Connect { .. } => anyhow!("{e} ({hint})"),
+        other => anyhow!(other),
+    }
 }
 
 /// Moves bytes as `mode` says; returns when the transfer is complete.

@@ -97,7 +97,6 @@ pub struct ModelRate {
     round: usize,
     round_start: Instant,
     min_rtt: Option<(Duration, Instant)>,
-    latest_rtt: Option<Duration>,
     /// Smallest receiver-reported RTT of the current round (queue detection).
     round_min_rtt: Option<Duration>,
     /// Startup: the rate to beat, and how many rounds did not.
@@ -133,7 +132,6 @@ impl ModelRate {
             round: 0,
             round_start: init.now,
             min_rtt: None,
-            latest_rtt: None,
             round_min_rtt: None,
             full_bw: 0.0,
             flat_rounds: 0,
@@ -167,11 +165,16 @@ impl ModelRate {
         self.min_rtt.map_or(DEFAULT_RTT, |(r, _)| r)
     }
 
-    /// Whether this round's smallest RTT says a queue stood at the bottleneck all round;
-    /// `None` when the round gave no RTT sample (then nothing is known).
+    /// How far this round's smallest receiver-reported RTT sat above the base RTT: the queue
+    /// that stood all round. `None` when the round gave no report (then nothing is known).
+    fn queueing_delay(&self) -> Option<Duration> {
+        Some(self.round_min_rtt?.saturating_sub(self.min_rtt?.0))
+    }
+
+    /// Whether that queue is more than jitter.
     fn queue_standing(&self) -> Option<bool> {
-        let (rtt, (min, _)) = (self.round_min_rtt?, self.min_rtt?);
-        Some(rtt > min.mul_f64(1.0 + QUEUE_FRACTION) + QUEUE_SLACK)
+        let base = self.min_rtt?.0;
+        Some(self.queueing_delay()? > base.mul_f64(QUEUE_FRACTION) + QUEUE_SLACK)
     }
 
     fn gain(&self) -> f64 {
@@ -200,7 +203,6 @@ impl ModelRate {
     }
 
     fn update_min_rtt(&mut self, now: Instant, sample: Duration) {
-        self.latest_rtt = Some(sample);
         let expired = self
             .min_rtt
             .is_none_or(|(_, at)| now.saturating_duration_since(at) > MIN_RTT_LIFETIME);
@@ -236,6 +238,7 @@ impl ModelRate {
         }
         // Unknown counts as a queue: only rounds known to be quiet may excuse their losses.
         let queue = self.queue_standing().unwrap_or(true);
+        let queueing = self.queueing_delay();
         // Loss reports lag the drops by a round trip: a round's losses are random only if
         // neither it nor the round before had a standing queue.
         let quiet = !queue && !self.queue_last_round;
@@ -275,14 +278,12 @@ impl ModelRate {
             }
         }
         if self.policy == Policy::Scavenger {
-            let queueing = self
-                .latest_rtt
-                .zip(self.min_rtt)
-                .map_or(Duration::ZERO, |(r, (m, _))| r.saturating_sub(m));
-            self.scavenger_scale = if queueing > SCAVENGER_TARGET {
-                (self.scavenger_scale * SCAVENGER_BACKOFF).max(SCAVENGER_FLOOR)
-            } else {
-                (self.scavenger_scale + 0.1).min(1.0)
+            self.scavenger_scale = match queueing {
+                Some(q) if q > SCAVENGER_TARGET => {
+                    (self.scavenger_scale * SCAVENGER_BACKOFF).max(SCAVENGER_FLOOR)
+                }
+                Some(_) => (self.scavenger_scale + 0.1).min(1.0),
+                None => self.scavenger_scale,
             };
         }
         self.round = (self.round + 1) % BW_ROUNDS;

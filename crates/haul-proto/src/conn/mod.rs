@@ -266,6 +266,8 @@ pub struct Connection {
     ctrl_lens: VecDeque<usize>,
     ctrl_read: usize,
     scratch: Vec<u8>,
+    /// Ranges the periodic re-NAK found due (kept to reuse its allocation).
+    renak_due: Vec<(u64, u64)>,
     events: VecDeque<Event>,
     stats: Stats,
 }
@@ -343,6 +345,7 @@ impl Connection {
             ctrl_lens: VecDeque::new(),
             ctrl_read: 0,
             scratch: Vec::new(),
+            renak_due: Vec::new(),
             events: VecDeque::new(),
             stats: Stats::default(),
             config,
@@ -1187,7 +1190,8 @@ impl Connection {
         let interval = self.rtt.rto() + SYN;
         let per_packet = self.payload / 8;
         let limit = per_packet.max(1) * MAX_RENAK_PACKETS;
-        let mut due = Vec::new();
+        let mut due = std::mem::take(&mut self.renak_due);
+        due.clear();
         for (start, end, missing) in self.rcv_loss.iter_mut() {
             if due.len() >= limit {
                 break;
@@ -1200,6 +1204,7 @@ impl Connection {
         if !due.is_empty() {
             self.send_nak(&due);
         }
+        self.renak_due = due;
     }
 
     // ---------------------------------------------------------------- output
