@@ -9,9 +9,9 @@
 
 mod link;
 
-pub use link::{GilbertElliott, LinkConfig, LinkStats};
+pub use haul_link::{GilbertElliott, LinkConfig, LinkStats};
 
-use link::Link;
+use haul_link::Link;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use std::cmp::Reverse;
@@ -171,7 +171,7 @@ impl<N: Node> Simulation<N> {
 
     /// Counters of the link `from → to`, if it was set.
     pub fn link_stats(&self, from: SocketAddr, to: SocketAddr) -> Option<LinkStats> {
-        self.links.get(&(from, to)).map(|l| l.stats)
+        self.links.get(&(from, to)).map(|l| l.stats())
     }
 
     /// Adds a source of unsolicited datagrams, starting now.
@@ -207,7 +207,7 @@ impl<N: Node> Simulation<N> {
             .links
             .entry((from, to))
             .or_insert_with(|| Link::new(self.default_link.clone(), now));
-        for (at, bytes) in link.transmit(now, data, &mut self.rng) {
+        for (at, bytes) in link::transmit(link, now, data, &mut self.rng) {
             self.order += 1;
             self.queue.push(Reverse(Delivery {
                 at,

@@ -1,0 +1,198 @@
+//! Accuracy of the emulated link, measured through real namespaces: ping RTT, TCP goodput
+//! against the set rate, loss against its setting, and clean teardown even when a test fails.
+//!
+//! These need root (namespaces, TUN). Without it they print why and pass, unless
+//! HAUL_REQUIRE_LAB=1 (CI sets it). They run one at a time: each builds its own lab and
+//! measures time, and the machine has two cores.
+
+use haul_lab::{netns, Lab, LabConfig, LabError, LinkConfig, Side, SERVER_ADDR};
+use std::net::UdpSocket;
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::Duration;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Starts a lab, or returns `None` (printing why) where this process may not build one.
+fn lab(config: LabConfig) -> Option<Lab> {
+    match Lab::start(&config) {
+        Ok(lab) => Some(lab),
+        Err(LabError::NotRoot) if std::env::var("HAUL_REQUIRE_LAB").is_err() => {
+            eprintln!("skipping: the lab needs root");
+            None
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn ms(v: u64) -> Duration {
+    Duration::from_millis(v)
+}
+
+/// Average RTT in ms of `count` pings from the client to the server.
+fn ping(lab: &Lab, count: u32) -> f64 {
+    let out = lab
+        .command(Side::Client, "ping")
+        .args(["-q", "-n", "-i", "0.2", "-c", &count.to_string()])
+        .arg(SERVER_ADDR.to_string())
+        .output()
+        .expect("ping (iputils-ping) runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains("min/avg/max"))
+        .unwrap_or_else(|| panic!("no RTT summary from ping: {text}"));
+    let numbers = line.split('=').nth(1).unwrap().trim();
+    numbers.split('/').nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn ping_rtt_matches_the_setting() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    for rtt in [10, 100, 300] {
+        let link = LinkConfig {
+            delay: ms(rtt) / 2,
+            ..LinkConfig::default()
+        };
+        let Some(lab) = lab(LabConfig::symmetric(link)) else {
+            return;
+        };
+        ping(&lab, 2); // first packets may wait for neighbour set-up
+        let measured = ping(&lab, 5);
+        let allowed = 1.0 + 0.02 * rtt as f64;
+        assert!(
+            (measured - rtt as f64).abs() <= allowed,
+            "RTT {measured:.3} ms for a setting of {rtt} ms (allowed ±{allowed:.1})"
+        );
+        eprintln!("rtt {rtt} ms: ping {measured:.3} ms");
+    }
+}
+
+/// Receiver goodput in bit/s of an iperf3 TCP test from client to server.
+fn iperf3(lab: &Lab, seconds: u32) -> f64 {
+    let mut server = lab
+        .command(Side::Server, "iperf3")
+        .args(["-s", "-1", "-B", &SERVER_ADDR.to_string()])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("iperf3 runs");
+    std::thread::sleep(ms(300));
+    let out = lab
+        .command(Side::Client, "iperf3")
+        .args(["-J", "-O", "1", "-t", &seconds.to_string(), "-c"])
+        .arg(SERVER_ADDR.to_string())
+        .output()
+        .expect("iperf3 runs");
+    let _ = server.wait();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("iperf3 output is not JSON ({e})"));
+    json["end"]["sum_received"]["bits_per_second"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no iperf3 result: {json}"))
+}
+
+#[test]
+fn tcp_goodput_matches_the_rate() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    for mbit in [10u64, 100, 1000] {
+        let rate = mbit * 1_000_000;
+        let Some(lab) = lab(LabConfig::symmetric(LinkConfig::wan(rate, ms(10)))) else {
+            return;
+        };
+        let goodput = iperf3(&lab, 4);
+        let report = lab.stop();
+        eprintln!(
+            "{mbit} Mbit/s: TCP goodput {:.1} Mbit/s ({:.3} of the rate), emulator CPU {:.0} % of a core, {} super-packets cut",
+            goodput / 1e6,
+            goodput / rate as f64,
+            report.cpu_share() * 100.0,
+            report.forward.cut,
+        );
+        assert!(
+            (goodput - rate as f64).abs() <= 0.05 * rate as f64,
+            "TCP goodput {:.1} Mbit/s on a {mbit} Mbit/s link",
+            goodput / 1e6
+        );
+    }
+}
+
+#[test]
+fn loss_rate_is_within_three_sigma() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let loss = 0.05;
+    let link = LinkConfig {
+        loss,
+        ..LinkConfig::default()
+    };
+    let Some(lab) = lab(LabConfig::symmetric(link)) else {
+        return;
+    };
+    let sent = 20_000u32;
+    let receiver = lab
+        .run_in(Side::Server, || UdpSocket::bind((SERVER_ADDR, 9)).unwrap())
+        .unwrap();
+    receiver.set_read_timeout(Some(ms(500))).unwrap();
+    let counting = std::thread::spawn(move || {
+        let mut buf = [0u8; 64];
+        let mut got = 0u32;
+        while receiver.recv(&mut buf).is_ok() {
+            got += 1;
+        }
+        got
+    });
+    lab.run_in(Side::Client, || {
+        let socket = UdpSocket::bind("0.0.0.0:0").unwrap();
+        for i in 0..sent {
+            socket.send_to(&i.to_be_bytes(), (SERVER_ADDR, 9)).unwrap();
+            if i % 100 == 0 {
+                std::thread::sleep(Duration::from_micros(500));
+            }
+        }
+    })
+    .unwrap();
+    let received = counting.join().unwrap();
+    let report = lab.stop();
+    let n = f64::from(sent);
+    let sigma = (n * loss * (1.0 - loss)).sqrt();
+    let lost = n - f64::from(received);
+    eprintln!(
+        "lost {lost} of {sent} (expected {:.0} ± {:.0}); emulator counted {} lost",
+        n * loss,
+        3.0 * sigma,
+        report.forward.link.lost
+    );
+    assert!(
+        (lost - n * loss).abs() <= 3.0 * sigma,
+        "lost {lost} of {sent}"
+    );
+    assert_eq!(
+        report.forward.link.lost as f64, lost,
+        "every loss is the link's"
+    );
+}
+
+#[test]
+fn nothing_leaks_when_a_test_fails() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let result = std::panic::catch_unwind(|| {
+        let Some(lab) = lab(LabConfig::symmetric(LinkConfig::default())) else {
+            return false;
+        };
+        assert_eq!(netns::ours().len(), 2);
+        let _ = lab.namespace(Side::Client);
+        panic!("a failing test");
+    });
+    if matches!(result, Ok(false)) {
+        return;
+    }
+    assert!(result.is_err());
+    assert_eq!(
+        netns::ours(),
+        Vec::<String>::new(),
+        "namespaces left behind"
+    );
+    let links = Command::new("ip").args(["-o", "link"]).output().unwrap();
+    let devices = String::from_utf8_lossy(&links.stdout);
+    let ours = format!("hl{}", std::process::id());
+    assert!(!devices.contains(&ours), "devices left behind: {devices}");
+}
