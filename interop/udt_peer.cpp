@@ -6,14 +6,22 @@
 //   udt_peer stream      HOST PORT IN OUT EXPECT     connect;  EXPECT bytes into OUT; close
 //   udt_peer serve-echo-msg PORT                     DGRAM listener: echo each message back
 //   udt_peer rendezvous  LPORT HOST PORT IN OUT EXPECT   rendezvous, then as `stream`
+//   udt_peer perf-recv   PORT                        listen, accept; receive until the peer
+//                                                    closes; print "BYTES SECONDS" (haul lab)
+//   udt_peer perf-send   HOST PORT SECONDS           connect; send for SECONDS; close
+//
+// The perf modes size UDT's buffers and flow window for long fat paths (256 MB, like the TCP
+// buffers of haul's lab), so the reference is limited by its protocol, not by its defaults.
 //
 // Prints "ready" on stdout once listening (servers) so the test knows when to start.
 #include <udt/udt.h>
 
 #include <arpa/inet.h>
+#include <chrono>
 #include <netdb.h>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -40,9 +48,19 @@ static sockaddr_in address(const char* host, int port) {
     return a;
 }
 
+static bool g_large_buffers = false;
+
 static UDTSOCKET make(int type) {
     UDTSOCKET s = UDT::socket(AF_INET, type, 0);
     if (s == UDT::INVALID_SOCK) die("socket");
+    if (g_large_buffers) {
+        int udt_buf = 256 << 20, udp_buf = 64 << 20, window = 200000;
+        UDT::setsockopt(s, 0, UDT_SNDBUF, &udt_buf, sizeof udt_buf);
+        UDT::setsockopt(s, 0, UDT_RCVBUF, &udt_buf, sizeof udt_buf);
+        UDT::setsockopt(s, 0, UDP_SNDBUF, &udp_buf, sizeof udp_buf);
+        UDT::setsockopt(s, 0, UDP_RCVBUF, &udp_buf, sizeof udp_buf);
+        UDT::setsockopt(s, 0, UDT_FC, &window, sizeof window);
+    }
     return s;
 }
 
@@ -141,6 +159,41 @@ int main(int argc, char** argv) {
         sockaddr_in peer = address(argv[3], std::atoi(argv[4]));
         if (UDT::connect(s, (sockaddr*)&peer, sizeof peer) == UDT::ERROR) die("rendezvous connect");
         stream(s, argv[5], argv[6], std::atoll(argv[7]));
+        UDT::close(s);
+    } else if (mode == "perf-recv" && argc == 3) {
+        g_large_buffers = true;
+        UDTSOCKET c = listen_accept(std::atoi(argv[2]), SOCK_STREAM);
+        auto start = std::chrono::steady_clock::now();
+        auto last = start;
+        long long got = 0;
+        std::vector<char> buf(1 << 20);
+        for (;;) {
+            int n = UDT::recv(c, buf.data(), (int)buf.size(), 0);
+            if (n == UDT::ERROR) break;  // the peer closed
+            got += n;
+            last = std::chrono::steady_clock::now();
+        }
+        std::cout << got << " " << std::chrono::duration<double>(last - start).count() << std::endl;
+        UDT::close(c);
+    } else if (mode == "perf-send" && argc == 5) {
+        g_large_buffers = true;
+        UDTSOCKET s = connect_to(argv[2], std::atoi(argv[3]), SOCK_STREAM);
+        auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(std::atof(argv[4]));
+        std::vector<char> buf(1 << 20, 'h');
+        while (std::chrono::steady_clock::now() < end) {
+            // Keep about two bandwidth-delay products unacknowledged (as TCP's autotuned send
+            // buffer does), so the test ends on time instead of draining a 256 MB buffer.
+            UDT::TRACEINFO perf;
+            int pending = 0, len = sizeof pending;
+            UDT::perfmon(s, &perf, false);
+            UDT::getsockopt(s, 0, UDT_SNDDATA, &pending, &len);
+            double limit = std::max(4e6, 2.0 * perf.mbpsSendRate * 1e6 / 8 * perf.msRTT / 1e3);
+            if (pending * 1456.0 > limit) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                continue;
+            }
+            if (UDT::send(s, buf.data(), (int)buf.size(), 0) == UDT::ERROR) die("send");
+        }
         UDT::close(s);
     } else {
         std::cerr << "udt_peer: bad arguments for mode " << mode << std::endl;

@@ -11,9 +11,11 @@
 //! Everything a lab creates is removed when it is dropped — on success, error or panic — and
 //! labs left by killed processes are swept up by the next one.
 
+pub mod compare;
 pub mod emulator;
 pub mod netns;
 pub mod packet;
+pub mod plot;
 pub mod tun;
 
 pub use emulator::{Emulator, EmulatorReport};

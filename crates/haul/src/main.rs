@@ -50,7 +50,7 @@ enum Command {
     /// exiting. `--mode duplex` does both directions. Speaks the UDT4 wire protocol, so the peer
     /// may be a UDT4 application (sendfile/recvfile, UDR).
     Nc(nc::NcArgs),
-    /// Emulated wide-area links to try haul on (a UDP relay for now).
+    /// Emulated wide-area links (namespaces + user-space emulator) and transport comparisons.
     Lab(lab::LabArgs),
 }
 

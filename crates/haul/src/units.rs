@@ -1,4 +1,39 @@
-//! Human units: parsing sizes, printing rates.
+//! Human units: parsing sizes, rates, durations and fractions; printing rates.
+
+use std::time::Duration;
+
+/// Parses `50ms`, `1.5s`, `200us`.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    let (num, unit) = t.split_at(t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len()));
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("`{s}` is not a duration (try 50ms)"))?;
+    let secs = match unit {
+        "s" | "" => v,
+        "ms" => v / 1e3,
+        "us" | "µs" => v / 1e6,
+        other => return Err(format!("unknown duration unit `{other}` (use s, ms, us)")),
+    };
+    if !(0.0..=3600.0).contains(&secs) {
+        return Err(format!("duration `{s}` out of range"));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// Parses `1%` or `0.01`.
+pub fn parse_fraction(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.parse::<f64>().map(|x| x / 100.0),
+        None => t.parse::<f64>(),
+    }
+    .map_err(|_| format!("`{s}` is not a loss rate (try 1% or 0.01)"))?;
+    if !(0.0..=1.0).contains(&v) {
+        return Err(format!("loss `{s}` must be between 0 and 100%"));
+    }
+    Ok(v)
+}
 
 /// Parses a byte count like `100M`, `2GiB`, `512k`, `1000` (K/M/G/T are powers of 1024).
 pub fn parse_size(s: &str) -> Result<u64, String> {

@@ -161,6 +161,8 @@ pub struct Stats {
     pub packets_retransmitted: u64,
     /// Payload bytes sent, first transmissions.
     pub bytes_sent: u64,
+    /// Bytes written by the application and not yet acknowledged by the peer.
+    pub bytes_buffered: u64,
     /// Data packets received, duplicates included.
     pub packets_received: u64,
     /// Payload bytes delivered into the receive buffer (no duplicates).
@@ -474,6 +476,7 @@ impl Connection {
         s.flow_window = self.flow_window;
         s.delivery_rate = self.recv_rate.get();
         s.link_capacity = self.capacity.get();
+        s.bytes_buffered = (self.send.capacity() - self.send.free_space()) as u64;
         if let Some(cc) = &self.cc {
             s.pacing_period = cc.pacing_period();
             s.congestion_window = cc.window();

@@ -18,10 +18,10 @@ pub struct RelayArgs {
     #[arg(long, value_name = "ADDR:PORT")]
     to: SocketAddr,
     /// Round-trip time added (half each way), e.g. 50ms.
-    #[arg(long, default_value = "0ms", value_parser = parse_duration)]
+    #[arg(long, default_value = "0ms", value_parser = units::parse_duration)]
     rtt: Duration,
     /// Random loss per direction, e.g. 1% or 0.01.
-    #[arg(long, default_value = "0", value_parser = parse_fraction)]
+    #[arg(long, default_value = "0", value_parser = units::parse_fraction)]
     loss: f64,
     /// Rate per direction in bits per second (e.g. 500M); unlimited if absent.
     #[arg(long, value_parser = units::parse_rate)]
@@ -33,41 +33,8 @@ pub struct RelayArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Stop after this long (default: run until killed).
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = units::parse_duration)]
     duration: Option<Duration>,
-}
-
-/// Parses `50ms`, `1.5s`, `200us`.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let t = s.trim();
-    let (num, unit) = t.split_at(t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len()));
-    let v: f64 = num
-        .parse()
-        .map_err(|_| format!("`{s}` is not a duration (try 50ms)"))?;
-    let secs = match unit {
-        "s" | "" => v,
-        "ms" => v / 1e3,
-        "us" | "µs" => v / 1e6,
-        other => return Err(format!("unknown duration unit `{other}` (use s, ms, us)")),
-    };
-    if !(0.0..=3600.0).contains(&secs) {
-        return Err(format!("duration `{s}` out of range"));
-    }
-    Ok(Duration::from_secs_f64(secs))
-}
-
-/// Parses `1%` or `0.01`.
-pub fn parse_fraction(s: &str) -> Result<f64, String> {
-    let t = s.trim();
-    let v = match t.strip_suffix('%') {
-        Some(p) => p.parse::<f64>().map(|x| x / 100.0),
-        None => t.parse::<f64>(),
-    }
-    .map_err(|_| format!("`{s}` is not a loss rate (try 1% or 0.01)"))?;
-    if !(0.0..=1.0).contains(&v) {
-        return Err(format!("loss `{s}` must be between 0 and 100%"));
-    }
-    Ok(v)
 }
 
 /// One direction: a delay line behind a paced, drop-tail bottleneck.
@@ -236,12 +203,15 @@ mod tests {
 
     #[test]
     fn parsing() {
-        assert_eq!(parse_duration("50ms"), Ok(Duration::from_millis(50)));
-        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
-        assert!(parse_duration("fast").is_err());
-        assert_eq!(parse_fraction("1%"), Ok(0.01));
-        assert_eq!(parse_fraction("0.05"), Ok(0.05));
-        assert!(parse_fraction("150%").is_err());
+        assert_eq!(units::parse_duration("50ms"), Ok(Duration::from_millis(50)));
+        assert_eq!(
+            units::parse_duration("1.5s"),
+            Ok(Duration::from_millis(1500))
+        );
+        assert!(units::parse_duration("fast").is_err());
+        assert_eq!(units::parse_fraction("1%"), Ok(0.01));
+        assert_eq!(units::parse_fraction("0.05"), Ok(0.05));
+        assert!(units::parse_fraction("150%").is_err());
     }
 
     #[test]

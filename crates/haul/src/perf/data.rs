@@ -88,10 +88,26 @@ impl DataStream {
         })
     }
 
-    /// Writes everything.
+    /// Writes everything. Over haul, first waits while more than about two bandwidth-delay
+    /// products are still unacknowledged — as TCP's autotuned send buffer does — so that what
+    /// the sender counts as sent is close to what has arrived, and a timed test ends on time
+    /// instead of draining a 64 MB buffer.
     pub fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match self {
-            DataStream::Haul(s) => s.write_all(buf),
+            DataStream::Haul(s) => {
+                let monitor = s.monitor();
+                loop {
+                    let stats = monitor.stats();
+                    let period = stats.pacing_period.as_secs_f64();
+                    let rate = if period > 0.0 { 1500.0 / period } else { 0.0 };
+                    let limit = (rate * stats.rtt.as_secs_f64() * 2.0).max(UNACKED_FLOOR);
+                    if (stats.bytes_buffered as f64) < limit {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                s.write_all(buf)
+            }
             DataStream::Tcp(t) => t.write_all(buf),
         }
     }
@@ -118,6 +134,9 @@ impl DataStream {
         }
     }
 }
+
+/// Unacknowledged bytes a haul sender may always have (enough for loopback's rates).
+const UNACKED_FLOOR: f64 = (4 << 20) as f64;
 
 /// Applies the TCP options of a test to a socket: congestion control, buffers, pacing cap.
 pub fn tune_tcp(

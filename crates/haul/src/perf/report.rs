@@ -68,11 +68,18 @@ impl Reporter {
                 eprintln!("  interval (s)     transfer        bitrate   retr       rtt     cwnd");
             }
             let mut tick = start;
+            // A connection's counters vanish with it, so the final figures are the last ones
+            // seen alive, sampled every 20 ms.
+            let mut latest = Snapshot::default();
             while !done.load(Ordering::Relaxed) {
                 tick += Duration::from_secs(1);
                 while Instant::now() < tick {
                     if done.load(Ordering::Relaxed) {
                         break;
+                    }
+                    let now = total(&probes);
+                    if now.retransmits >= latest.retransmits && now.rtt_us > 0 {
+                        latest = now;
                     }
                     thread::sleep(
                         Duration::from_millis(20)
@@ -108,7 +115,8 @@ impl Reporter {
                 last = (now, moved, snap.retransmits);
                 intervals.push(iv);
             }
-            (intervals, total(&probes))
+            let last = total(&probes);
+            (intervals, if last.rtt_us > 0 { last } else { latest })
         });
         Self { handle }
     }

@@ -1,0 +1,529 @@
+//! The transport shoot-out: for every cell of a grid (rate × RTT × loss) and every transport
+//! (haul, TCP CUBIC, TCP BBR, the UDT4 reference), build a fresh lab, run one timed transfer
+//! from the client to the server, and record the receiver's goodput and the emulator's CPU use.
+
+use crate::{Lab, LabConfig, LabError, LinkConfig, Side, SERVER_ADDR};
+use serde::Serialize;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A transport to compare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Transport {
+    /// haul (`haul perf`).
+    Haul,
+    /// Kernel TCP with CUBIC.
+    Cubic,
+    /// Kernel TCP with BBR.
+    Bbr,
+    /// The UDT4 reference library (Debian's libudt).
+    Udt4,
+}
+
+impl Transport {
+    /// Every transport, in table order.
+    pub const ALL: [Transport; 4] = [Self::Haul, Self::Cubic, Self::Bbr, Self::Udt4];
+
+    /// The name used in tables and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Haul => "haul",
+            Self::Cubic => "cubic",
+            Self::Bbr => "bbr",
+            Self::Udt4 => "udt4",
+        }
+    }
+
+    /// Parses a name from [`Transport::name`].
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.name() == s.trim())
+    }
+
+    /// Payload bytes per 1500-byte packet: TCP with timestamps carries 1448; haul and UDT4 carry
+    /// 1456 (16-byte UDT header, 8 UDP, 20 IP).
+    fn payload_fraction(self) -> f64 {
+        match self {
+            Self::Cubic | Self::Bbr => 1448.0 / 1500.0,
+            Self::Haul | Self::Udt4 => 1456.0 / 1500.0,
+        }
+    }
+}
+
+/// How big the bottleneck queue is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum QueueSize {
+    /// A multiple of the bandwidth-delay product.
+    Bdp(f64),
+    /// This long at the link rate.
+    Time(Duration),
+    /// This many bytes.
+    Bytes(usize),
+}
+
+impl QueueSize {
+    /// Bytes for a link of `rate_bps` and `rtt`; never below 64 KiB (one super-packet).
+    pub fn bytes(self, rate_bps: u64, rtt: Duration) -> usize {
+        let bytes = match self {
+            Self::Bdp(k) => (crate::bdp_bytes(rate_bps, rtt) as f64 * k) as usize,
+            Self::Time(t) => crate::bdp_bytes(rate_bps, t),
+            Self::Bytes(b) => b,
+        };
+        bytes.max(64 << 10)
+    }
+}
+
+/// The grid to run.
+#[derive(Debug, Clone)]
+pub struct Grid {
+    /// Link rates, bits per second.
+    pub rates: Vec<u64>,
+    /// Round-trip times added by the link.
+    pub rtts: Vec<Duration>,
+    /// Random loss rates, both directions.
+    pub losses: Vec<f64>,
+    /// Transports to run in each cell.
+    pub transports: Vec<Transport>,
+    /// Length of each transfer.
+    pub duration: Duration,
+    /// Bottleneck queue.
+    pub queue: QueueSize,
+}
+
+impl Grid {
+    /// How many transfers the grid runs.
+    pub fn runs(&self) -> usize {
+        self.rates.len() * self.rtts.len() * self.losses.len() * self.transports.len()
+    }
+}
+
+/// The programs a comparison runs.
+#[derive(Debug, Clone)]
+pub struct Tools {
+    /// The `haul` binary.
+    pub haul: PathBuf,
+    /// `iperf3`, for TCP (else `haul perf --tcp`).
+    pub iperf3: Option<PathBuf>,
+    /// The UDT4 reference peer, when it could be built.
+    pub udt_peer: Result<PathBuf, String>,
+}
+
+impl Tools {
+    /// Finds `iperf3` on the PATH and builds the UDT4 peer (once, cached in the temp directory)
+    /// where g++ and Debian's libudt-dev are installed.
+    pub fn detect(haul: PathBuf) -> Self {
+        Self {
+            haul,
+            iperf3: find_on_path("iperf3"),
+            udt_peer: build_udt_peer(),
+        }
+    }
+}
+
+fn find_on_path(program: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join(program))
+            .find(|p| p.is_file())
+    })
+}
+
+const UDT_PEER_SOURCE: &str = include_str!("../../../interop/udt_peer.cpp");
+
+fn build_udt_peer() -> Result<PathBuf, String> {
+    use std::hash::{Hash, Hasher};
+    if !Path::new("/usr/include/udt/udt.h").exists() {
+        return Err("the UDT4 reference needs Debian's libudt-dev".into());
+    }
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    UDT_PEER_SOURCE.hash(&mut hasher);
+    let dir = std::env::temp_dir().join(format!("haul-udt-peer-{:016x}", hasher.finish()));
+    let binary = dir.join("udt_peer");
+    if binary.exists() {
+        return Ok(binary);
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let source = dir.join("udt_peer.cpp");
+    std::fs::write(&source, UDT_PEER_SOURCE).map_err(|e| format!("{}: {e}", source.display()))?;
+    let out = Command::new("g++")
+        .args(["-O2", "-std=c++17", "-o"])
+        .arg(&binary)
+        .arg(&source)
+        .args(["-ludt", "-lpthread"])
+        .output()
+        .map_err(|e| format!("g++: {e} (install g++)"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "building the UDT4 peer failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(binary)
+}
+
+/// One transfer's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    /// Which transport.
+    pub transport: Transport,
+    /// Link rate, bits per second.
+    pub rate_bps: u64,
+    /// Added round-trip time, milliseconds.
+    pub rtt_ms: f64,
+    /// Random loss rate per direction.
+    pub loss: f64,
+    /// Receiver goodput, bits per second (0 when the run failed).
+    pub goodput_bps: f64,
+    /// Goodput ÷ (rate × payload fraction × (1 − loss)): the share of what the link can deliver.
+    pub efficiency: f64,
+    /// Retransmissions the sender reported, where it reports them.
+    pub retransmits: Option<u64>,
+    /// The emulator's CPU use, in cores, during the run.
+    pub emulator_cpu: f64,
+    /// Why the run failed or was skipped.
+    pub error: Option<String>,
+}
+
+/// Runs the grid; `on_result` sees each result as it comes (for progress).
+pub fn run(
+    grid: &Grid,
+    tools: &Tools,
+    mut on_result: impl FnMut(usize, &RunResult),
+) -> Result<Vec<RunResult>, LabError> {
+    let mut results = Vec::with_capacity(grid.runs());
+    for &rate in &grid.rates {
+        for &rtt in &grid.rtts {
+            for &loss in &grid.losses {
+                for &transport in &grid.transports {
+                    let link = LinkConfig {
+                        loss,
+                        ..LinkConfig {
+                            queue_bytes: grid.queue.bytes(rate, rtt),
+                            ..LinkConfig::wan(rate, rtt)
+                        }
+                    };
+                    let mut config = LabConfig::symmetric(link);
+                    config.seed = results.len() as u64 + 1;
+                    let result = run_one(&config, transport, grid.duration, tools)?;
+                    results.push(result);
+                    on_result(results.len(), &results[results.len() - 1]);
+                }
+            }
+        }
+    }
+    Ok(results)
+}
+
+/// What a transfer measured.
+struct Measured {
+    goodput_bps: f64,
+    retransmits: Option<u64>,
+}
+
+fn run_one(
+    config: &LabConfig,
+    transport: Transport,
+    duration: Duration,
+    tools: &Tools,
+) -> Result<RunResult, LabError> {
+    let lab = Lab::start(config)?;
+    let measured = measure(&lab, transport, duration, tools);
+    let report = lab.stop();
+    let link = &config.forward;
+    let deliverable = link.rate_bps as f64 * transport.payload_fraction() * (1.0 - link.loss);
+    let (goodput_bps, retransmits, error) = match measured {
+        Ok(m) => (m.goodput_bps, m.retransmits, None),
+        Err(e) => (0.0, None, Some(e)),
+    };
+    Ok(RunResult {
+        transport,
+        rate_bps: link.rate_bps,
+        rtt_ms: (link.delay * 2).as_secs_f64() * 1e3,
+        loss: link.loss,
+        goodput_bps,
+        efficiency: goodput_bps / deliverable.max(1.0),
+        retransmits,
+        emulator_cpu: report.cpu_share(),
+        error,
+    })
+}
+
+/// Waits this long for a server to start listening.
+const SERVER_START: Duration = Duration::from_millis(500);
+/// Extra time a transfer may take beyond its length before it is killed.
+const GRACE: Duration = Duration::from_secs(30);
+
+fn measure(
+    lab: &Lab,
+    transport: Transport,
+    duration: Duration,
+    tools: &Tools,
+) -> Result<Measured, String> {
+    let secs = format!("{:.1}", duration.as_secs_f64());
+    let server = SERVER_ADDR.to_string();
+    match transport {
+        Transport::Haul => {
+            let json = client_server(
+                lab.command(Side::Server, &tools.haul).args([
+                    "perf",
+                    "--server",
+                    "--one-off",
+                    "--json",
+                ]),
+                lab.command(Side::Client, &tools.haul)
+                    .args(["perf", "--json", "--time", &secs, "--client", &server]),
+                duration,
+                true,
+            )?;
+            perf_json(&json)
+        }
+        Transport::Cubic | Transport::Bbr => {
+            let cc = transport.name();
+            if let Some(iperf3) = &tools.iperf3 {
+                let json = client_server(
+                    lab.command(Side::Server, iperf3).args(["-s", "-1"]),
+                    lab.command(Side::Client, iperf3)
+                        .args(["-J", "-t", &secs, "-C", cc, "-c", &server]),
+                    duration,
+                    true,
+                )?;
+                let v: serde_json::Value = serde_json::from_str(&json)
+                    .map_err(|e| format!("iperf3 printed no JSON ({e})"))?;
+                if let Some(error) = v["error"].as_str() {
+                    return Err(format!("iperf3: {error}"));
+                }
+                Ok(Measured {
+                    goodput_bps: v["end"]["sum_received"]["bits_per_second"]
+                        .as_f64()
+                        .ok_or("iperf3 reported no receiver rate")?,
+                    retransmits: v["end"]["sum_sent"]["retransmits"].as_u64(),
+                })
+            } else {
+                let json = client_server(
+                    lab.command(Side::Server, &tools.haul).args([
+                        "perf",
+                        "--server",
+                        "--one-off",
+                        "--json",
+                    ]),
+                    lab.command(Side::Client, &tools.haul).args([
+                        "perf", "--json", "--tcp", "--tcp-cc", cc, "--time", &secs, "--client",
+                        &server,
+                    ]),
+                    duration,
+                    true,
+                )?;
+                perf_json(&json)
+            }
+        }
+        Transport::Udt4 => {
+            let peer = tools.udt_peer.as_ref().map_err(Clone::clone)?;
+            let out = client_server(
+                lab.command(Side::Server, peer).args(["perf-recv", "9100"]),
+                lab.command(Side::Client, peer)
+                    .args(["perf-send", &server, "9100", &secs]),
+                duration,
+                false,
+            )?;
+            // The server prints "ready", then "BYTES SECONDS" when the sender has closed.
+            let last = out.lines().last().unwrap_or("");
+            let mut fields = last.split_whitespace().map(str::parse::<f64>);
+            match (fields.next(), fields.next()) {
+                (Some(Ok(bytes)), Some(Ok(seconds))) if seconds > 0.0 => Ok(Measured {
+                    goodput_bps: bytes * 8.0 / seconds,
+                    retransmits: None,
+                }),
+                _ => Err(format!("the UDT4 peer printed `{}`", out.trim())),
+            }
+        }
+    }
+}
+
+fn perf_json(json: &str) -> Result<Measured, String> {
+    let v: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| format!("haul perf printed no JSON ({e})"))?;
+    Ok(Measured {
+        goodput_bps: v["bits_per_second"]
+            .as_f64()
+            .ok_or("haul perf reported no rate")?,
+        retransmits: v["sender"]["retransmits"].as_u64(),
+    })
+}
+
+/// Starts `server`, then runs `client` to completion; returns the client's stdout when
+/// `client_output` is set, else the server's. Both are killed if they overrun.
+fn client_server(
+    server: &mut Command,
+    client: &mut Command,
+    duration: Duration,
+    client_output: bool,
+) -> Result<String, String> {
+    let server = spawn(server)?;
+    std::thread::sleep(SERVER_START);
+    let deadline = Instant::now() + duration + GRACE;
+    let client = spawn(client).and_then(|c| finish(c, deadline));
+    let server = finish(server, deadline);
+    match (client, server) {
+        (Ok(c), Ok(s)) => Ok(if client_output { c } else { s }),
+        (Err(e), _) | (_, Err(e)) => Err(e),
+    }
+}
+
+/// A child whose output is collected by threads, so a full pipe never stalls it.
+struct Running {
+    child: std::process::Child,
+    name: String,
+    stdout: std::thread::JoinHandle<String>,
+    stderr: std::thread::JoinHandle<String>,
+}
+
+fn collect(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(mut pipe) = pipe {
+            let _ = pipe.read_to_string(&mut s);
+        }
+        s
+    })
+}
+
+fn spawn(command: &mut Command) -> Result<Running, String> {
+    // Commands run as `ip netns exec NAMESPACE PROGRAM ARGS…`.
+    let name = command
+        .get_args()
+        .nth(3)
+        .map(|p| {
+            Path::new(p)
+                .file_name()
+                .unwrap_or(p)
+                .to_string_lossy()
+                .into_owned()
+        })
+        .unwrap_or_default();
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start {name}: {e}"))?;
+    let stdout = collect(child.stdout.take());
+    let stderr = collect(child.stderr.take());
+    Ok(Running {
+        child,
+        name,
+        stdout,
+        stderr,
+    })
+}
+
+/// Waits for the child until `deadline` (then kills it); its stdout, or why it failed.
+fn finish(mut running: Running, deadline: Instant) -> Result<String, String> {
+    let status = loop {
+        match running.child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            _ => {
+                let _ = running.child.kill();
+                let _ = running.child.wait();
+                break None;
+            }
+        }
+    };
+    let stdout = running.stdout.join().unwrap_or_default();
+    let stderr = running.stderr.join().unwrap_or_default();
+    let complaint = stderr
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
+        .to_owned();
+    match status {
+        Some(s) if s.success() => Ok(stdout),
+        Some(s) => Err(format!("{} exited with {s}: {complaint}", running.name)),
+        None => Err(format!(
+            "{} did not finish in time (killed): {complaint}",
+            running.name
+        )),
+    }
+}
+
+/// The results as CSV, one line per transfer.
+pub fn csv(results: &[RunResult]) -> String {
+    let mut out = String::from(
+        "transport,rate_mbit,rtt_ms,loss,goodput_mbit,efficiency,retransmits,emulator_cpu,error\n",
+    );
+    for r in results {
+        out += &format!(
+            "{},{},{},{},{:.2},{:.4},{},{:.3},{}\n",
+            r.transport.name(),
+            r.rate_bps as f64 / 1e6,
+            r.rtt_ms,
+            r.loss,
+            r.goodput_bps / 1e6,
+            r.efficiency,
+            r.retransmits.map(|n| n.to_string()).unwrap_or_default(),
+            r.emulator_cpu,
+            r.error.as_deref().unwrap_or("").replace([',', '\n'], ";"),
+        );
+    }
+    out
+}
+
+/// "Which transport wins": per loss rate, a Markdown table of link rate × RTT naming the
+/// transport with the highest goodput, its goodput, and its lead over the runner-up.
+pub fn wins_table(results: &[RunResult]) -> String {
+    let mut losses: Vec<f64> = Vec::new();
+    let mut rates: Vec<u64> = Vec::new();
+    let mut rtts: Vec<f64> = Vec::new();
+    for r in results {
+        if !losses.contains(&r.loss) {
+            losses.push(r.loss);
+        }
+        if !rates.contains(&r.rate_bps) {
+            rates.push(r.rate_bps);
+        }
+        if !rtts.contains(&r.rtt_ms) {
+            rtts.push(r.rtt_ms);
+        }
+    }
+    let mut out = String::new();
+    for loss in losses {
+        out += &format!(
+            "\nRandom loss {} (goodput in Mbit/s; lead over the runner-up)\n\n| link |",
+            crate::plot::format_loss(loss)
+        );
+        for rtt in &rtts {
+            out += &format!(" {rtt} ms |");
+        }
+        out += "\n|---|";
+        out += &"---|".repeat(rtts.len());
+        out += "\n";
+        for rate in &rates {
+            out += &format!("| {} Mbit/s |", *rate as f64 / 1e6);
+            for rtt in &rtts {
+                let mut cell: Vec<&RunResult> = results
+                    .iter()
+                    .filter(|r| r.loss == loss && r.rate_bps == *rate && r.rtt_ms == *rtt)
+                    .filter(|r| r.error.is_none())
+                    .collect();
+                cell.sort_by(|a, b| b.goodput_bps.total_cmp(&a.goodput_bps));
+                out += &match cell.as_slice() {
+                    [] => " – |".to_owned(),
+                    [only] => format!(" {} {:.1} |", only.transport.name(), only.goodput_bps / 1e6),
+                    [first, second, ..] => format!(
+                        " {} {:.1} ({:.2}× {}) |",
+                        first.transport.name(),
+                        first.goodput_bps / 1e6,
+                        first.goodput_bps / second.goodput_bps.max(1.0),
+                        second.transport.name()
+                    ),
+                };
+            }
+            out += "\n";
+        }
+    }
+    out
+}
