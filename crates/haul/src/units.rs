@@ -126,6 +126,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn durations_and_fractions() {
+        assert_eq!(parse_duration("50ms"), Ok(Duration::from_millis(50)));
+        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
+        assert!(parse_duration("fast").is_err());
+        assert_eq!(parse_fraction("1%"), Ok(0.01));
+        assert_eq!(parse_fraction("0.05"), Ok(0.05));
+        assert!(parse_fraction("150%").is_err());
+    }
+
+    #[test]
     fn sizes() {
         assert_eq!(parse_size("100M"), Ok(100 << 20));
         assert_eq!(parse_size("2GiB"), Ok(2 << 30));

@@ -202,19 +202,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parsing() {
-        assert_eq!(units::parse_duration("50ms"), Ok(Duration::from_millis(50)));
-        assert_eq!(
-            units::parse_duration("1.5s"),
-            Ok(Duration::from_millis(1500))
-        );
-        assert!(units::parse_duration("fast").is_err());
-        assert_eq!(units::parse_fraction("1%"), Ok(0.01));
-        assert_eq!(units::parse_fraction("0.05"), Ok(0.05));
-        assert!(units::parse_fraction("150%").is_err());
-    }
-
-    #[test]
     fn loss_process_matches_its_setting() {
         let mut rng = XorShift(12345);
         let lost = (0..100_000).filter(|_| rng.chance(0.01)).count();
