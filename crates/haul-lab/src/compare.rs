@@ -264,21 +264,7 @@ fn measure(
     let secs = format!("{:.1}", duration.as_secs_f64());
     let server = SERVER_ADDR.to_string();
     match transport {
-        Transport::Haul => {
-            let json = client_server(
-                lab.command(Side::Server, &tools.haul).args([
-                    "perf",
-                    "--server",
-                    "--one-off",
-                    "--json",
-                ]),
-                lab.command(Side::Client, &tools.haul)
-                    .args(["perf", "--json", "--time", &secs, "--client", &server]),
-                duration,
-                true,
-            )?;
-            perf_json(&json)
-        }
+        Transport::Haul => haul_perf(lab, tools, duration, &[]),
         Transport::Cubic | Transport::Bbr => {
             let cc = transport.name();
             if let Some(iperf3) = &tools.iperf3 {
@@ -301,21 +287,7 @@ fn measure(
                     retransmits: v["end"]["sum_sent"]["retransmits"].as_u64(),
                 })
             } else {
-                let json = client_server(
-                    lab.command(Side::Server, &tools.haul).args([
-                        "perf",
-                        "--server",
-                        "--one-off",
-                        "--json",
-                    ]),
-                    lab.command(Side::Client, &tools.haul).args([
-                        "perf", "--json", "--tcp", "--tcp-cc", cc, "--time", &secs, "--client",
-                        &server,
-                    ]),
-                    duration,
-                    true,
-                )?;
-                perf_json(&json)
+                haul_perf(lab, tools, duration, &["--tcp", "--tcp-cc", cc])
             }
         }
         Transport::Udt4 => {
@@ -339,6 +311,27 @@ fn measure(
             }
         }
     }
+}
+
+/// One `haul perf` test from client to server; `extra` options go to the client.
+fn haul_perf(
+    lab: &Lab,
+    tools: &Tools,
+    duration: Duration,
+    extra: &[&str],
+) -> Result<Measured, String> {
+    let secs = format!("{:.1}", duration.as_secs_f64());
+    let server = SERVER_ADDR.to_string();
+    let json = client_server(
+        lab.command(Side::Server, &tools.haul)
+            .args(["perf", "--server", "--one-off", "--json"]),
+        lab.command(Side::Client, &tools.haul)
+            .args(["perf", "--json", "--time", &secs, "--client", &server])
+            .args(extra),
+        duration,
+        true,
+    )?;
+    perf_json(&json)
 }
 
 fn perf_json(json: &str) -> Result<Measured, String> {
