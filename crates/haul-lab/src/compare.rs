@@ -486,7 +486,7 @@ pub fn wins_table(results: &[RunResult]) -> String {
     for loss in losses {
         out += &format!(
             "\nRandom loss {} (goodput in Mbit/s; lead over the runner-up)\n\n| link |",
-            crate::plot::format_loss(loss)
+            crate::plot::format_percent(loss)
         );
         for rtt in &rtts {
             out += &format!(" {rtt} ms |");

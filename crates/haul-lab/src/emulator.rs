@@ -12,7 +12,7 @@ use haul_link::{Fate, Link, LinkConfig, LinkStats};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -23,19 +23,6 @@ pub const COALESCE: Duration = Duration::from_micros(200);
 const IDLE: Duration = Duration::from_millis(20);
 /// Largest packet a TUN device hands over: 64 KiB of IP packet plus the vnet header.
 const MAX_PACKET: usize = 65536 + VNET_HDR_LEN;
-
-/// Live counters of one direction.
-#[derive(Debug, Default)]
-pub struct Counters {
-    /// Packets read from the input device (super-packets count once).
-    pub packets_in: AtomicU64,
-    /// IP bytes read.
-    pub bytes_in: AtomicU64,
-    /// Packets written to the output device.
-    pub packets_out: AtomicU64,
-    /// IP bytes written.
-    pub bytes_out: AtomicU64,
-}
 
 /// What one direction did, when it stopped.
 #[derive(Debug, Clone, Copy, Default)]
@@ -82,7 +69,6 @@ impl EmulatorReport {
 pub struct Emulator {
     stop: Arc<AtomicBool>,
     threads: Vec<JoinHandle<DirectionReport>>,
-    counters: [Arc<Counters>; 2],
     started: Instant,
     udp_offload: bool,
 }
@@ -99,7 +85,6 @@ impl Emulator {
         let udp_offload = client.udp_offload() && server.udp_offload();
         let (client, server) = (Arc::new(client), Arc::new(server));
         let stop = Arc::new(AtomicBool::new(false));
-        let counters = [Arc::default(), Arc::default()];
         let now = Instant::now();
         let plan = [
             (client.clone(), server.clone(), forward, seed),
@@ -107,8 +92,7 @@ impl Emulator {
         ];
         let threads = plan
             .into_iter()
-            .zip(&counters)
-            .map(|((input, output, config, seed), counters)| {
+            .map(|(input, output, config, seed)| {
                 let direction = Direction {
                     input,
                     output,
@@ -116,7 +100,6 @@ impl Emulator {
                     rng: SmallRng::seed_from_u64(seed),
                     line: VecDeque::new(),
                     scratch: vec![0; MAX_PACKET],
-                    counters: Arc::clone(counters),
                     report: DirectionReport::default(),
                 };
                 let stop = Arc::clone(&stop);
@@ -126,15 +109,9 @@ impl Emulator {
         Self {
             stop,
             threads,
-            counters,
             started: now,
             udp_offload,
         }
-    }
-
-    /// Live counters: client → server, server → client.
-    pub fn counters(&self) -> [&Counters; 2] {
-        [&self.counters[0], &self.counters[1]]
     }
 
     /// Stops both directions (packets still in flight are dropped) and reports.
@@ -178,7 +155,6 @@ struct Direction {
     /// Packets in flight, in arrival order.
     line: VecDeque<(Instant, Vec<u8>)>,
     scratch: Vec<u8>,
-    counters: Arc<Counters>,
     report: DirectionReport,
 }
 
@@ -223,8 +199,6 @@ impl Direction {
                     let bytes = (packet.len() - VNET_HDR_LEN) as u64;
                     self.report.packets_out += 1;
                     self.report.bytes_out += bytes;
-                    self.counters.packets_out.fetch_add(1, Relaxed);
-                    self.counters.bytes_out.fetch_add(bytes, Relaxed);
                 }
                 Err(e) => {
                     self.report.write_errors += 1;
@@ -251,8 +225,6 @@ impl Direction {
         let bytes = (len - VNET_HDR_LEN) as u64;
         self.report.packets_in += 1;
         self.report.bytes_in += bytes;
-        self.counters.packets_in.fetch_add(1, Relaxed);
-        self.counters.bytes_in.fetch_add(bytes, Relaxed);
         let scratch = std::mem::take(&mut self.scratch);
         match SuperPacket::parse(&scratch[..len]) {
             Ok(Some(sp)) if sp.segments() > 1 => self.offer_segments(now, &scratch[..len], sp),

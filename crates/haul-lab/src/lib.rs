@@ -260,11 +260,6 @@ impl Lab {
         })
     }
 
-    /// Live counters of the emulator: client → server, server → client.
-    pub fn counters(&self) -> Option<[&emulator::Counters; 2]> {
-        self.emulator.as_ref().map(Emulator::counters)
-    }
-
     /// Tears the lab down and reports what the emulator did.
     pub fn stop(mut self) -> EmulatorReport {
         self.teardown()

@@ -36,7 +36,7 @@ pub fn write_all(results: &[RunResult], dir: &Path) -> Result<Vec<PathBuf>, Stri
         let path = dir.join(format!(
             "goodput-{}mbit-loss{}.svg",
             rate / 1_000_000,
-            format_loss(loss).trim_end_matches('%')
+            format_percent(loss).trim_end_matches('%')
         ));
         plot(&cell, rate, loss, &path).map_err(|e| format!("{}: {e}", path.display()))?;
         files.push(path);
@@ -44,8 +44,8 @@ pub fn write_all(results: &[RunResult], dir: &Path) -> Result<Vec<PathBuf>, Stri
     Ok(files)
 }
 
-/// `1%`, `0.5%`, `0%`.
-pub fn format_loss(loss: f64) -> String {
+/// A share as a percentage: `1%`, `0.5%`, `0%` (loss rates, reordered and duplicated shares).
+pub fn format_percent(loss: f64) -> String {
     format!("{}%", (loss * 1000.0).round() / 10.0)
 }
 
@@ -64,7 +64,7 @@ fn plot(
             format!(
                 "Goodput vs RTT — {} Mbit/s link, {} random loss",
                 rate / 1_000_000,
-                format_loss(loss)
+                format_percent(loss)
             ),
             ("sans-serif", 20),
         )

@@ -30,20 +30,21 @@ fn haul(args: &[&str]) -> Output {
     Command::new(HAUL).args(args).output().unwrap()
 }
 
-/// Namespaces left by haul processes (the test's children are gone by now).
-fn leftover_namespaces() -> Vec<String> {
+/// Lab namespaces whose owning process matches `owner`.
+fn namespaces(owner: impl Fn(&str) -> bool) -> Vec<String> {
     std::fs::read_dir("/run/netns")
         .map(|d| {
             d.flatten()
                 .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.starts_with("haul-"))
-                .filter(|n| {
-                    let pid = n.split('-').nth(1).unwrap_or("");
-                    !Path::new(&format!("/proc/{pid}")).exists()
-                })
+                .filter(|n| n.starts_with("haul-") && owner(n.split('-').nth(1).unwrap_or("")))
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Namespaces left by haul processes that are gone.
+fn leftover_namespaces() -> Vec<String> {
+    namespaces(|pid| !Path::new(&format!("/proc/{pid}")).exists())
 }
 
 #[test]
@@ -90,15 +91,8 @@ fn sigterm_tears_the_lab_down() {
         Some(128 + libc::SIGTERM),
         "the command's signal is reported"
     );
-    let pid = child.id();
-    let ours: Vec<String> = std::fs::read_dir("/run/netns")
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .filter(|n| n.starts_with(&format!("haul-{pid}-")))
-                .collect()
-        })
-        .unwrap_or_default();
+    let pid = child.id().to_string();
+    let ours = namespaces(|owner| owner == pid);
     assert_eq!(ours, Vec::<String>::new(), "namespaces left behind");
 }
 

@@ -110,7 +110,7 @@ fn progress_line(index: usize, total: usize, r: &RunResult, eta: Duration) -> St
         "[{index:>3}/{total}] {:>10} {:>6} ms {:>5} {:<6} {outcome}  ETA {}s",
         units::rate(r.rate_bps as f64),
         r.rtt_ms,
-        haul_lab::plot::format_loss(r.loss),
+        haul_lab::plot::format_percent(r.loss),
         r.transport.name(),
         eta.as_secs()
     )

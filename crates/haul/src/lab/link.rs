@@ -157,12 +157,15 @@ fn describe(link: &LinkConfig) -> String {
     }];
     parts.push(format!("{:?} one way", link.delay));
     if link.loss > 0.0 {
-        parts.push(format!("{} loss", haul_lab::plot::format_loss(link.loss)));
+        parts.push(format!(
+            "{} loss",
+            haul_lab::plot::format_percent(link.loss)
+        ));
     }
     if let Some(ge) = link.bursty {
         parts.push(format!(
             "bursty loss (mean {})",
-            haul_lab::plot::format_loss(ge.mean_loss())
+            haul_lab::plot::format_percent(ge.mean_loss())
         ));
     }
     if !link.jitter.is_zero() {
@@ -171,13 +174,13 @@ fn describe(link: &LinkConfig) -> String {
     if link.reorder > 0.0 {
         parts.push(format!(
             "{} reordered",
-            haul_lab::plot::format_loss(link.reorder)
+            haul_lab::plot::format_percent(link.reorder)
         ));
     }
     if link.duplicate > 0.0 {
         parts.push(format!(
             "{} duplicated",
-            haul_lab::plot::format_loss(link.duplicate)
+            haul_lab::plot::format_percent(link.duplicate)
         ));
     }
     parts.join(", ")
