@@ -210,11 +210,24 @@ impl Stream {
             conn.close(Instant::now());
         }
         self.shared.wake();
+        // Done when closed *and* the shutdown packets it queued have gone to the driver: a
+        // process that exits right after `finish` must not take its goodbye with it (the peer
+        // would wait out its idle timeout).
         loop {
-            match inner.conns.get(&self.id).and_then(|c| c.close_reason()) {
-                None => inner = self.shared.wait(inner, WAIT_SLICE),
-                Some(CloseReason::LocalClose) | Some(CloseReason::PeerClosed) => return Ok(()),
-                Some(reason) => return Err(closed_error(reason)),
+            let state = inner
+                .conns
+                .get(&self.id)
+                .map(|c| (c.close_reason(), c.is_drained()));
+            match state {
+                Some((Some(CloseReason::LocalClose | CloseReason::PeerClosed), true)) => {
+                    return Ok(())
+                }
+                Some((Some(reason), _))
+                    if !matches!(reason, CloseReason::LocalClose | CloseReason::PeerClosed) =>
+                {
+                    return Err(closed_error(reason))
+                }
+                _ => inner = self.shared.wait(inner, WAIT_SLICE),
             }
         }
     }
