@@ -6,6 +6,7 @@ use haul_proto::{CloseReason, Connection, ConnectionConfig, DatagramEvent, Endpo
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use thiserror::Error;
@@ -116,6 +117,8 @@ pub(crate) struct Shared {
     pub(crate) cond: Condvar,
     socket: UdpSocket,
     waker: EventFd,
+    /// Rounds of the I/O loop whose transmits have been handed to the kernel.
+    pub(crate) rounds_sent: AtomicU64,
 }
 
 pub(crate) struct Inner {
@@ -189,6 +192,7 @@ impl Endpoint {
             cond: Condvar::new(),
             socket,
             waker: EventFd::new()?,
+            rounds_sent: AtomicU64::new(0),
         });
         let io = Arc::clone(&shared);
         std::thread::Builder::new()
@@ -372,6 +376,9 @@ fn io_loop(shared: Arc<Shared>) {
             tracing::debug!("send: {e}");
         }
         tx.clear();
+        // Whoever waits for packets gathered in this round to leave (`Stream::finish`) may go.
+        shared.rounds_sent.fetch_add(1, Ordering::Release);
+        shared.cond.notify_all();
         if exit {
             return;
         }

@@ -5,6 +5,7 @@ use crate::driver::{Endpoint, NetConfig, NetError};
 use haul_proto::{CloseReason, Connection, Stats, StreamError};
 use std::io;
 use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -220,7 +221,16 @@ impl Stream {
                 .map(|c| (c.close_reason(), c.is_drained()));
             match state {
                 Some((Some(CloseReason::LocalClose | CloseReason::PeerClosed), true)) => {
-                    return Ok(())
+                    // Drained means gathered by the I/O thread, which sends after it lets go
+                    // of the lock: wait for the round in progress to reach the kernel too.
+                    let round = self.shared.rounds_sent.load(Ordering::Acquire);
+                    drop(inner);
+                    self.shared.wake();
+                    let mut inner = self.shared.lock();
+                    while self.shared.rounds_sent.load(Ordering::Acquire) <= round {
+                        inner = self.shared.wait(inner, WAIT_SLICE);
+                    }
+                    return Ok(());
                 }
                 Some((Some(reason), _))
                     if !matches!(reason, CloseReason::LocalClose | CloseReason::PeerClosed) =>
