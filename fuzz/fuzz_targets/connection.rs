@@ -1,36 +1,48 @@
-//! Arbitrary datagrams into a listener and into an established connection: nothing may panic.
+//! Arbitrary datagrams into a listener and into an established connection, in both dialects:
+//! nothing may panic.
 #![no_main]
 
-use haul_proto::seq::SeqNo;
-use haul_proto::wire::{Handshake, PeerIp, RequestType, SocketType};
-use haul_proto::{Connection, ConnectionConfig, Endpoint, EndpointConfig};
+use haul_proto::secure::PresharedKey;
+use haul_proto::{Connection, ConnectionConfig, DatagramEvent, Dialect, Endpoint, EndpointConfig};
 use libfuzzer_sys::fuzz_target;
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
+
+/// A listener and the server side of a connection a client completed with it.
+fn established(config: ConnectionConfig, now: Instant, client: SocketAddr) -> (Endpoint, Connection) {
+    let server: SocketAddr = "127.0.0.1:9000".parse().unwrap();
+    let endpoint = |listen, seed| {
+        Endpoint::new(EndpointConfig { connection: config.clone(), listen, seed }, now)
+    };
+    let mut listener = endpoint(true, 1);
+    let (_, mut conn) = endpoint(false, 2).connect(now, server);
+    let (mut buf, mut reply) = (Vec::new(), Vec::new());
+    loop {
+        buf.clear();
+        conn.poll_transmit(now, &mut buf).expect("a handshake to send");
+        match listener.handle(now, client, &buf, &mut reply) {
+            Some(DatagramEvent::Response(t)) => conn.handle_datagram(now, server, &reply[..t.size]),
+            Some(DatagramEvent::NewConnection(_, accepted)) => return (listener, *accepted),
+            other => panic!("handshake went wrong: {other:?}"),
+        }
+    }
+}
 
 fuzz_target!(|data: &[u8]| {
     let now = Instant::now();
-    let peer = "127.0.0.1:9000".parse().unwrap();
+    let peer = "127.0.0.1:4000".parse().unwrap();
     // Small buffers: the fuzzer runs thousands of inputs a second instead of dozens.
+    let dialect = match data.first() {
+        Some(b) if b & 1 == 1 => Dialect::Haul(PresharedKey::from_bytes([9; 32])),
+        _ => Dialect::Udt4,
+    };
     let small = ConnectionConfig {
+        dialect,
         recv_buffer_packets: 256,
         send_buffer_bytes: 1 << 20,
         ..ConnectionConfig::default()
     };
-    let config = EndpointConfig { connection: small.clone(), listen: true, seed: 1 };
-    let mut endpoint = Endpoint::new(config, now);
-    // An accepted connection is established at once: the fuzzer reaches data and control paths.
-    let request = Handshake {
-        version: 4,
-        socket_type: SocketType::Stream.to_wire(),
-        isn: SeqNo::new(1000).unwrap(),
-        mss: 1500,
-        flow_window: 64,
-        req_type: RequestType::Response,
-        socket_id: 7,
-        cookie: 0,
-        peer_ip: PeerIp::default(),
-    };
-    let mut conn = Connection::accept(now, 5, peer, &request, small);
+    let (mut endpoint, mut conn) = established(small, now, peer);
     let _ = conn.write(&[0x55; 100_000]);
     let mut buf = Vec::new();
     // Datagrams are separated by 0xFF; each also advances the clock a little.

@@ -268,8 +268,12 @@ fn gone_for_writes<T>() -> io::Result<T> {
 
 fn closed_error(reason: CloseReason) -> io::Error {
     let kind = match reason {
-        CloseReason::TimedOut | CloseReason::ConnectTimeout => io::ErrorKind::TimedOut,
+        CloseReason::TimedOut
+        | CloseReason::ConnectTimeout
+        | CloseReason::KeyExchangeUnanswered => io::ErrorKind::TimedOut,
         CloseReason::Rejected => io::ErrorKind::ConnectionRefused,
+        CloseReason::AuthFailed => io::ErrorKind::PermissionDenied,
+        CloseReason::Unsupported => io::ErrorKind::Unsupported,
         CloseReason::PeerError(_) => io::ErrorKind::ConnectionReset,
         CloseReason::LocalClose | CloseReason::PeerClosed => io::ErrorKind::BrokenPipe,
     };

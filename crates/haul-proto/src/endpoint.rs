@@ -4,7 +4,8 @@
 //! cookie is a keyed hash of the client's address and the current minute, so a flood of requests
 //! costs one reply each and nothing more.
 
-use crate::conn::{Connection, ConnectionConfig, Transmit};
+use crate::conn::{Connection, ConnectionConfig, Dialect, Transmit};
+use crate::secure::{self, Responder};
 use crate::seq::SeqNo;
 use crate::wire::{self, Control, ControlPacket, Handshake, Packet, RequestType};
 use rand::rngs::SmallRng;
@@ -50,8 +51,10 @@ pub struct EndpointStats {
     pub cookies_sent: u64,
     /// Requests whose echoed cookie was wrong or stale.
     pub cookies_rejected: u64,
-    /// Requests rejected for a version or socket-type mismatch.
+    /// Requests rejected for a version (dialect) or socket-type mismatch.
     pub rejected: u64,
+    /// `haul` dialect: requests whose key exchange failed (wrong key, altered message).
+    pub auth_failed: u64,
     /// Connections accepted.
     pub accepted: u64,
 }
@@ -181,8 +184,13 @@ impl Endpoint {
             self.stats.unroutable += 1;
             return None;
         }
-        // Destination 0: only handshakes, to a rendezvous socket or to the listener.
-        let handshake = match wire::is_control(bytes).then(|| Packet::parse(bytes)) {
+        // Destination 0: only handshakes, to a rendezvous socket or to the listener. In the `haul`
+        // dialect a key-exchange message may follow the handshake.
+        let (packet, key_message) = match self.config.connection.dialect {
+            Dialect::Udt4 => (bytes, &[][..]),
+            Dialect::Haul(_) => wire::split_handshake(bytes),
+        };
+        let handshake = match wire::is_control(packet).then(|| Packet::parse(packet)) {
             Some(Ok(Packet::Control(ControlPacket {
                 body: Control::Handshake(h),
                 ..
@@ -208,7 +216,7 @@ impl Endpoint {
                 self.stats.cookies_sent += 1;
                 Some(self.reply(from, handshake.socket_id, reply, buf))
             }
-            RequestType::Response => self.on_cookie_echo(now, from, &handshake, buf),
+            RequestType::Response => self.on_cookie_echo(now, from, &handshake, key_message, buf),
             _ => {
                 self.stats.unroutable += 1;
                 None
@@ -221,6 +229,7 @@ impl Endpoint {
         now: Instant,
         from: SocketAddr,
         h: &Handshake,
+        key_message: &[u8],
         buf: &mut Vec<u8>,
     ) -> Option<DatagramEvent> {
         let minute = self.minute(now);
@@ -234,7 +243,7 @@ impl Endpoint {
             return Some(DatagramEvent::Connection(id));
         }
         let ours = &self.config.connection;
-        if h.version != Handshake::VERSION || h.socket_type != ours.socket_type.to_wire() {
+        if h.version != ours.dialect.version() || h.socket_type != ours.socket_type.to_wire() {
             self.stats.rejected += 1;
             let reject = Handshake {
                 req_type: RequestType::Rejected,
@@ -242,11 +251,27 @@ impl Endpoint {
             };
             return Some(self.reply(from, h.socket_id, reject, buf));
         }
+        let responder = match &ours.dialect {
+            Dialect::Udt4 => None,
+            Dialect::Haul(key) => match Responder::read(key, h, key_message) {
+                Ok(responder) => Some(responder),
+                Err(e) => {
+                    // Stateless, like the cookie: the client learns why and gives up.
+                    tracing::debug!(%from, error = %e, "key exchange refused");
+                    self.stats.auth_failed += 1;
+                    let reject = Handshake {
+                        req_type: RequestType::Other(secure::REJECT_AUTH),
+                        ..*h
+                    };
+                    return Some(self.reply(from, h.socket_id, reject, buf));
+                }
+            },
+        };
         let id = self.allocate_id();
         self.routes.insert(id, from);
         self.accepted.insert((from, h.socket_id), id);
         self.stats.accepted += 1;
-        let conn = Connection::accept(now, id, from, h, self.config.connection.clone());
+        let conn = Connection::accept(now, id, from, h, responder, self.config.connection.clone());
         Some(DatagramEvent::NewConnection(id, Box::new(conn)))
     }
 

@@ -25,8 +25,11 @@ pub mod cc;
 mod conn;
 mod endpoint;
 mod ranges;
+pub mod secure;
 pub mod seq;
 pub mod wire;
 
-pub use conn::{CloseReason, Connection, ConnectionConfig, Event, Stats, StreamError, Transmit};
+pub use conn::{
+    CloseReason, Connection, ConnectionConfig, Dialect, Event, Stats, StreamError, Transmit,
+};
 pub use endpoint::{ConnectionHandle, DatagramEvent, Endpoint, EndpointConfig, EndpointStats};

@@ -1,6 +1,7 @@
 //! Per-connection settings.
 
 use crate::cc::{CongestionControlFactory, ModelRateFactory};
+use crate::secure::{self, PresharedKey};
 use crate::wire::SocketType;
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,9 +11,41 @@ pub const IP_UDP_OVERHEAD: u32 = 28;
 /// Smallest MSS accepted from a peer.
 pub const MIN_MSS: u32 = 76;
 
+/// Which wire dialect a connection speaks.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Dialect {
+    /// The UDT4 reference library's format, byte for byte: no encryption, no authentication.
+    /// Only for talking to UDT4 peers.
+    #[default]
+    Udt4,
+    /// haul's own: a Noise key exchange keyed by this pre-shared key, then every packet
+    /// encrypted and authenticated (see [`crate::secure`]).
+    Haul(PresharedKey),
+}
+
+impl Dialect {
+    /// The handshake version field.
+    pub fn version(&self) -> u32 {
+        match self {
+            Dialect::Udt4 => crate::wire::Handshake::VERSION,
+            Dialect::Haul(_) => secure::VERSION,
+        }
+    }
+
+    /// Bytes of protection each packet carries.
+    pub fn overhead(&self) -> usize {
+        match self {
+            Dialect::Udt4 => 0,
+            Dialect::Haul(_) => secure::OVERHEAD,
+        }
+    }
+}
+
 /// Settings for one connection.
 #[derive(Debug, Clone)]
 pub struct ConnectionConfig {
+    /// Wire dialect; both ends must agree (a mismatch is rejected in the handshake).
+    pub dialect: Dialect,
     /// Stream or message (datagram) mode; both ends must agree.
     pub socket_type: SocketType,
     /// Maximum segment size in bytes, IP and UDP headers included (default 1500).
@@ -45,6 +78,7 @@ pub struct ConnectionConfig {
 impl Default for ConnectionConfig {
     fn default() -> Self {
         Self {
+            dialect: Dialect::Udt4,
             socket_type: SocketType::Stream,
             mss: 1500,
             recv_buffer_packets: 65_536,
@@ -71,9 +105,13 @@ impl ConnectionConfig {
             .max(32)
     }
 
-    /// Payload bytes per data packet for a given MSS: MSS − 28 (IP/UDP) − 16 (header).
-    pub fn payload_for(mss: u32) -> usize {
-        mss.saturating_sub(IP_UDP_OVERHEAD + crate::wire::HEADER_LEN as u32)
-            .max(1) as usize
+    /// Payload bytes per data packet for a given MSS: MSS − 28 (IP/UDP) − 16 (header) − the
+    /// dialect's protection.
+    pub fn payload_for(&self, mss: u32) -> usize {
+        (mss as usize)
+            .saturating_sub(
+                IP_UDP_OVERHEAD as usize + crate::wire::HEADER_LEN + self.dialect.overhead(),
+            )
+            .max(1)
     }
 }

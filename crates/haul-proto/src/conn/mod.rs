@@ -11,14 +11,15 @@ mod estimators;
 mod recv_buf;
 mod send_buf;
 
-pub use config::ConnectionConfig;
+pub use config::{ConnectionConfig, Dialect};
 
 use crate::cc::{AckSample, CcInit, CongestionControl, LossSample, PathEstimate};
 use crate::ranges::RangeMap;
+use crate::secure::{self, Initiator, OpenError, Protection, Responder};
 use crate::seq::{AckNo, MsgNo, SeqNo};
 use crate::wire::{
-    Control, ControlPacket, DataHeader, FullAck, Handshake, LossList, LossRange, MsgInfo, Packet,
-    PeerIp, RateReport, RequestType, SocketType, HEADER_LEN,
+    self, Control, ControlPacket, DataHeader, FullAck, Handshake, LossList, LossRange, MsgInfo,
+    Packet, PeerIp, RateReport, RequestType, SocketType, HEADER_LEN,
 };
 use config::MIN_MSS;
 use estimators::{ArrivalWindow, RtoEstimator, RttEstimator, SmoothedRate};
@@ -90,6 +91,15 @@ pub enum CloseReason {
     /// The peer reported an error code.
     #[error("peer reported error {0}")]
     PeerError(u32),
+    /// The key exchange failed: the two ends hold different keys (or it was tampered with).
+    #[error("authentication failed: the peer holds a different key")]
+    AuthFailed,
+    /// A listener answered but never took up the key exchange: it speaks only `udt4`.
+    #[error("the peer answered but never completed the key exchange (a UDT4-only peer? it needs the udt4 dialect)")]
+    KeyExchangeUnanswered,
+    /// What was asked is not available in this dialect.
+    #[error("rendezvous is not available in the haul dialect yet (use the udt4 dialect)")]
+    Unsupported,
 }
 
 /// Something the application should know about.
@@ -181,6 +191,10 @@ pub struct Stats {
     pub acks_sent: u64,
     /// Datagrams ignored as malformed or inconsistent.
     pub packets_invalid: u64,
+    /// `haul` dialect: datagrams that failed authentication (altered, forged, other key).
+    pub packets_forged: u64,
+    /// `haul` dialect: authentic datagrams received a second time, dropped.
+    pub packets_replayed: u64,
     /// Retransmission timeouts.
     pub timeouts: u64,
 }
@@ -210,6 +224,15 @@ pub struct Connection {
     handshake_deadline: Instant,
     /// The server's acceptance, re-sent to a repeated request.
     stored_reply: Option<Handshake>,
+    /// `haul` dialect: the key-exchange message our handshakes carry (client: the first, sent
+    /// with every cookie echo; server: the second, sent with every acceptance).
+    key_message: Vec<u8>,
+    /// `haul` dialect, client: the key exchange waiting for the acceptance.
+    initiator: Option<Box<Initiator>>,
+    /// `haul` dialect: the keys, once agreed. Every datagram but a handshake goes through them.
+    protection: Option<Box<Protection>>,
+    /// Where opened datagrams are decrypted.
+    open_buf: Vec<u8>,
     mss: u32,
     payload: usize,
     /// The peer's receive buffer in packets, from its handshake (ours until then).
@@ -286,7 +309,7 @@ impl Connection {
     ) -> Self {
         let (local_id, peer_id) = ids;
         let (local_isn, peer_isn) = isns;
-        let payload = ConnectionConfig::payload_for(config.mss);
+        let payload = config.payload_for(config.mss);
         let message_mode = config.socket_type == SocketType::Datagram;
         let deadline = now
             + match role {
@@ -310,6 +333,10 @@ impl Connection {
             next_handshake: now,
             handshake_deadline: deadline,
             stored_reply: None,
+            key_message: Vec::new(),
+            initiator: None,
+            protection: None,
+            open_buf: Vec::new(),
             snd_loss: RangeMap::new(),
             flow_window: 2,
             cc: None,
@@ -384,7 +411,7 @@ impl Connection {
         config: ConnectionConfig,
     ) -> Self {
         let phase = Phase::Rendezvous { answering: false };
-        Self::new(
+        let mut conn = Self::new(
             now,
             Role::Rendezvous,
             phase,
@@ -392,16 +419,22 @@ impl Connection {
             peer_addr,
             (isn, isn),
             config,
-        )
+        );
+        if conn.config.dialect != Dialect::Udt4 {
+            conn.set_closed(CloseReason::Unsupported);
+        }
+        conn
     }
 
     /// A server connection accepted by a listener from a validated request (`request` carries
-    /// the client's ISN, id, MSS and flow window). Its acceptance is queued at once.
-    pub fn accept(
+    /// the client's ISN, id, MSS and flow window; `responder`, in the `haul` dialect, the client's
+    /// verified key-exchange message). Its acceptance is queued at once.
+    pub(crate) fn accept(
         now: Instant,
         local_id: u32,
         peer_addr: SocketAddr,
         request: &Handshake,
+        responder: Option<Responder>,
         config: ConnectionConfig,
     ) -> Self {
         let mut conn = Self::new(
@@ -415,7 +448,7 @@ impl Connection {
         );
         conn.establish(now, request);
         let reply = Handshake {
-            version: Handshake::VERSION,
+            version: conn.config.dialect.version(),
             socket_type: conn.config.socket_type.to_wire(),
             isn: request.isn,
             mss: conn.mss,
@@ -425,8 +458,13 @@ impl Connection {
             cookie: request.cookie,
             peer_ip: PeerIp::from_ip(peer_addr.ip()),
         };
+        if let Some(responder) = responder {
+            let (protection, message) = responder.reply(&reply);
+            conn.protection = Some(Box::new(protection));
+            conn.key_message = message;
+        }
         conn.stored_reply = Some(reply);
-        conn.queue_control(request.socket_id, Control::Handshake(reply));
+        conn.queue_handshake(request.socket_id, reply);
         conn
     }
 
@@ -664,6 +702,46 @@ impl Connection {
         if from != self.peer_addr || self.close_reason().is_some() {
             return;
         }
+        if self.config.dialect == Dialect::Udt4 {
+            return self.handle_plain(now, bytes);
+        }
+        if wire::is_handshake(bytes) {
+            // Handshakes travel in the clear; what they carry is checked by the key exchange,
+            // and once connected they can only make a server repeat its acceptance.
+            let (packet, key_message) = wire::split_handshake(bytes);
+            match Packet::parse(packet) {
+                Ok(Packet::Control(ControlPacket {
+                    body: Control::Handshake(h),
+                    ..
+                })) => self.on_handshake(now, &h, key_message),
+                _ => self.stats.packets_invalid += 1,
+            }
+            return;
+        }
+        let Some(protection) = self.protection.as_mut() else {
+            // Sent by a server that accepted us before its acceptance got here: keep it for
+            // when the keys are known.
+            self.keep_early(bytes);
+            return;
+        };
+        let mut plain = std::mem::take(&mut self.open_buf);
+        match protection.open(bytes, &mut plain) {
+            Ok(packet) => self.handle_plain(now, packet),
+            Err(OpenError::Forged) => self.stats.packets_forged += 1,
+            Err(OpenError::Replayed) => self.stats.packets_replayed += 1,
+        }
+        self.open_buf = plain;
+    }
+
+    fn keep_early(&mut self, bytes: &[u8]) {
+        if matches!(self.phase, Phase::Connecting { .. }) && self.early_data.len() < MAX_EARLY_DATA
+        {
+            self.early_data.push(bytes.to_vec());
+        }
+    }
+
+    /// Processes a datagram in the clear (`udt4`) or opened (`haul`).
+    fn handle_plain(&mut self, now: Instant, bytes: &[u8]) {
         let packet = match Packet::parse(bytes) {
             Ok(p) => p,
             Err(e) => {
@@ -677,17 +755,15 @@ impl Connection {
                 if self.phase == Phase::Connected {
                     self.heard(now);
                     self.on_data(now, d.header, d.payload);
-                } else if matches!(self.phase, Phase::Connecting { .. })
-                    && self.early_data.len() < MAX_EARLY_DATA
-                {
+                } else {
                     // The server sent right after accepting and its acceptance is still on the
                     // way (or lost): keep the data rather than make the server retransmit it.
-                    self.early_data.push(bytes.to_vec());
+                    self.keep_early(bytes);
                 }
             }
             Packet::Control(c) => {
                 if let Control::Handshake(h) = c.body {
-                    self.on_handshake(now, &h);
+                    self.on_handshake(now, &h, &[]);
                 } else if self.phase == Phase::Connected {
                     self.heard(now);
                     self.on_control(now, c.body);
@@ -700,16 +776,34 @@ impl Connection {
         self.last_heard = now;
     }
 
-    fn on_handshake(&mut self, now: Instant, h: &Handshake) {
+    /// A handshake from the peer; `key_message` is what followed it (`haul` dialect).
+    fn on_handshake(&mut self, now: Instant, h: &Handshake, key_message: &[u8]) {
         match (self.role, self.phase, h.req_type) {
             (_, Phase::Closed(_), _) => {}
-            (Role::Client, Phase::Connecting { .. }, RequestType::Request) => {
+            (Role::Client, Phase::Connecting { cookie }, RequestType::Request) => {
                 // The listener's cookie reply: answer with the cookie at once.
+                if cookie != h.cookie {
+                    self.start_key_exchange(h.cookie);
+                }
                 self.phase = Phase::Connecting { cookie: h.cookie };
                 self.next_handshake = now;
             }
             (Role::Client, Phase::Connecting { .. }, RequestType::Response) => {
                 if h.isn != self.local_isn {
+                    self.stats.packets_invalid += 1;
+                    return;
+                }
+                if let Some(initiator) = self.initiator.take() {
+                    match initiator.finish(h, key_message) {
+                        Ok(protection) => self.protection = Some(Box::new(protection)),
+                        Err(e) => {
+                            tracing::debug!(id = self.local_id, error = %e, "key exchange failed");
+                            self.set_closed(CloseReason::AuthFailed);
+                            return;
+                        }
+                    }
+                } else if self.config.dialect != Dialect::Udt4 {
+                    // An acceptance before any cookie echo of ours: not an answer to us.
                     self.stats.packets_invalid += 1;
                     return;
                 }
@@ -719,10 +813,13 @@ impl Connection {
             (Role::Client, Phase::Connecting { .. }, RequestType::Rejected) => {
                 self.set_closed(CloseReason::Rejected);
             }
+            (Role::Client, Phase::Connecting { .. }, RequestType::Other(secure::REJECT_AUTH)) => {
+                self.set_closed(CloseReason::AuthFailed);
+            }
             (Role::Server, Phase::Connected, RequestType::Response) => {
                 // The client did not get our acceptance: send the stored one again.
                 if let Some(reply) = self.stored_reply {
-                    self.queue_control(self.peer_id, Control::Handshake(reply));
+                    self.queue_handshake(self.peer_id, reply);
                 }
             }
             (Role::Rendezvous, _, RequestType::Request) => {
@@ -780,10 +877,24 @@ impl Connection {
         }
     }
 
+    /// `haul` dialect, client: the first key-exchange message, bound to the cookie echo that
+    /// will carry it.
+    fn start_key_exchange(&mut self, cookie: u32) {
+        if let Dialect::Haul(key) = &self.config.dialect {
+            let echo = Handshake {
+                req_type: RequestType::Response,
+                ..self.handshake_template(cookie)
+            };
+            let initiator = Initiator::start(key, &echo);
+            self.key_message = initiator.message().to_vec();
+            self.initiator = Some(Box::new(initiator));
+        }
+    }
+
     /// The handshake this side sends, with request type to be filled in.
     fn handshake_template(&self, cookie: u32) -> Handshake {
         Handshake {
-            version: Handshake::VERSION,
+            version: self.config.dialect.version(),
             socket_type: self.config.socket_type.to_wire(),
             isn: self.local_isn,
             mss: self.config.mss,
@@ -798,7 +909,7 @@ impl Connection {
     /// The handshake completed: negotiate, build the controller, start the timers.
     fn establish(&mut self, now: Instant, peer: &Handshake) {
         self.mss = peer.mss.min(self.config.mss).max(MIN_MSS);
-        let payload = ConnectionConfig::payload_for(self.mss);
+        let payload = self.config.payload_for(self.mss);
         if payload != self.payload {
             // Slots sized for the negotiated packets, as many as the byte cap allows.
             self.payload = payload;
@@ -1217,6 +1328,15 @@ impl Connection {
         Self::push_control(&mut self.ctrl_buf, &mut self.ctrl_lens, &packet);
     }
 
+    /// Queues a handshake followed by our key-exchange message (empty in the `udt4` dialect).
+    fn queue_handshake(&mut self, dest: u32, h: Handshake) {
+        self.queue_control(dest, Control::Handshake(h));
+        if let Some(len) = self.ctrl_lens.back_mut() {
+            self.ctrl_buf.extend_from_slice(&self.key_message);
+            *len += self.key_message.len();
+        }
+    }
+
     fn push_control(buf: &mut Vec<u8>, lens: &mut VecDeque<usize>, packet: &ControlPacket<'_>) {
         let start = buf.len();
         let len = packet.encoded_len();
@@ -1232,14 +1352,20 @@ impl Connection {
     /// appended. A driver can gather many transmits in one buffer and send them together.
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
         if let Some(len) = self.ctrl_lens.pop_front() {
+            let start = buf.len();
             buf.extend_from_slice(&self.ctrl_buf[self.ctrl_read..self.ctrl_read + len]);
             self.ctrl_read += len;
             if self.ctrl_lens.is_empty() {
                 self.ctrl_buf.clear();
                 self.ctrl_read = 0;
             }
+            if let Some(protection) = self.protection.as_mut() {
+                if !wire::is_handshake(&buf[start..]) {
+                    protection.seal(buf, start);
+                }
+            }
             self.last_sent = now;
-            return Some(self.single(len));
+            return Some(self.single(buf.len() - start));
         }
         match self.phase {
             Phase::Connecting { cookie } if now >= self.next_handshake => {
@@ -1287,7 +1413,11 @@ impl Connection {
         buf.resize(start + packet.encoded_len(), 0);
         let size = packet.encode(&mut buf[start..]).unwrap_or(0);
         buf.truncate(start + size);
-        self.single(size)
+        if h.req_type == RequestType::Response {
+            // The cookie echo carries the first key-exchange message (`haul` dialect).
+            buf.extend_from_slice(&self.key_message);
+        }
+        self.single(buf.len() - start)
     }
 
     /// Whether a data packet could go out now if the pacer allowed it.
@@ -1313,7 +1443,8 @@ impl Connection {
         if let Some(floor) = now.checked_sub(credit) {
             self.next_send = self.next_send.max(floor);
         }
-        let packet_len = HEADER_LEN + self.payload;
+        let overhead = self.config.dialect.overhead();
+        let packet_len = HEADER_LEN + self.payload + overhead;
         let max_segments = self
             .config
             .max_segments
@@ -1330,7 +1461,7 @@ impl Connection {
                 continue;
             };
             // GSO: every segment but the last has the first one's size.
-            let size = HEADER_LEN + packet.len();
+            let size = HEADER_LEN + packet.len() + overhead;
             if count > 0 && size > segment {
                 self.deferred = Some((seq, retransmit));
                 break;
@@ -1341,8 +1472,12 @@ impl Connection {
                 timestamp: now.saturating_duration_since(self.epoch).as_micros() as u32,
                 dest: self.peer_id,
             };
+            let start = buf.len();
             buf.extend_from_slice(&header.to_bytes());
             let len = self.send.append_payload(&packet, buf);
+            if let Some(protection) = self.protection.as_mut() {
+                protection.seal(buf, start);
+            }
             self.send.mark_sent(seq, now, retransmit);
             if retransmit {
                 self.stats.packets_retransmitted += 1;
@@ -1453,11 +1588,20 @@ impl Connection {
     pub fn handle_timeout(&mut self, now: Instant) {
         match self.phase {
             Phase::Closed(_) => {}
-            Phase::Connecting { .. } | Phase::Rendezvous { .. } => {
-                if now >= self.handshake_deadline {
-                    self.set_closed(CloseReason::ConnectTimeout);
-                }
+            Phase::Connecting { cookie } if now >= self.handshake_deadline => {
+                // A listener that answered with a cookie but never the key exchange is most
+                // likely a UDT4 one: it drops handshakes longer than 48 bytes without a word.
+                let reason = if cookie != 0 && self.config.dialect != Dialect::Udt4 {
+                    CloseReason::KeyExchangeUnanswered
+                } else {
+                    CloseReason::ConnectTimeout
+                };
+                self.set_closed(reason);
             }
+            Phase::Rendezvous { .. } if now >= self.handshake_deadline => {
+                self.set_closed(CloseReason::ConnectTimeout);
+            }
+            Phase::Connecting { .. } | Phase::Rendezvous { .. } => {}
             Phase::Connected => self.connected_timers(now),
         }
     }
@@ -1535,7 +1679,7 @@ mod tests {
             peer_ip: PeerIp::default(),
         };
         let peer = "127.0.0.1:1".parse().unwrap();
-        let mut conn = Connection::accept(now, 3, peer, &request, config);
+        let mut conn = Connection::accept(now, 3, peer, &request, None, config);
         let mut buf = Vec::new();
         let handshake = conn.poll_transmit(now, &mut buf).unwrap();
         assert_eq!(handshake.size, 64);

@@ -161,7 +161,7 @@ impl Handshake {
     }
 
     /// Writes the body into `out`, which is exactly [`Handshake::LEN`] bytes long.
-    pub(super) fn write(&self, out: &mut [u8]) {
+    pub(crate) fn write(&self, out: &mut [u8]) {
         put_word(out, 0, self.version);
         put_word(out, 4, self.socket_type);
         put_word(out, 8, self.isn.value());

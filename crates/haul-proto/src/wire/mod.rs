@@ -99,6 +99,17 @@ pub fn is_control(bytes: &[u8]) -> bool {
     bytes.first().is_some_and(|b| b & 0x80 != 0)
 }
 
+/// Whether a datagram is a handshake (a control packet of type 0 with a full header).
+pub fn is_handshake(bytes: &[u8]) -> bool {
+    bytes.len() >= HEADER_LEN && is_control(bytes) && (word(bytes, 0) >> 16) & 0x7FFF == 0
+}
+
+/// Splits a handshake datagram into the UDT4 packet (header and 48-byte body) and what follows
+/// it: the `haul` dialect's key-exchange message. Anything shorter is returned whole.
+pub fn split_handshake(bytes: &[u8]) -> (&[u8], &[u8]) {
+    bytes.split_at(bytes.len().min(HEADER_LEN + Handshake::LEN))
+}
+
 /// Where a data packet sits in its message (bits 31..30 of word 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MsgPosition {

@@ -110,7 +110,12 @@ pub struct Host {
     pub sink: Sink,
     /// Whether to run the stream application (message tests drive connections themselves).
     pub auto_app: bool,
+    /// Every datagram this host received, when set (for replay tests).
+    pub tap: Option<Tap>,
 }
+
+/// Datagrams a host received, shared with whoever replays them.
+pub type Tap = std::rc::Rc<std::cell::RefCell<Vec<Vec<u8>>>>;
 
 impl Host {
     pub fn new(config: ConnectionConfig, listen: bool, seed: u64, now: Instant) -> Self {
@@ -132,6 +137,7 @@ impl Host {
             source: None,
             sink: Sink::default(),
             auto_app: true,
+            tap: None,
         }
     }
 
@@ -182,6 +188,9 @@ impl Host {
 
 impl Node for Host {
     fn handle_datagram(&mut self, now: Instant, from: SocketAddr, data: &[u8]) {
+        if let Some(tap) = &self.tap {
+            tap.borrow_mut().push(data.to_vec());
+        }
         match self.endpoint.handle(now, from, data, &mut self.scratch) {
             Some(DatagramEvent::Connection(id)) => {
                 if let Some(conn) = self.conns.get_mut(&id) {
