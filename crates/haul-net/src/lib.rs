@@ -56,7 +56,8 @@ pub use driver::{Endpoint, Listener, NetConfig, NetError};
 pub use haul_proto::cc::{
     CongestionControlFactory, FixedRateFactory, ModelRateFactory, Policy, Udt4DaimdFactory,
 };
+pub use haul_proto::secure::PresharedKey;
 pub use haul_proto::wire::SocketType;
-pub use haul_proto::{CloseReason, ConnectionConfig, Stats};
+pub use haul_proto::{CloseReason, ConnectionConfig, Dialect, Stats};
 pub use socket::Offloads;
 pub use stream::{Monitor, Stream};

@@ -1,7 +1,10 @@
 //! Real UDP on loopback: byte-exact streams with and without GSO/GRO, many connections on one
 //! port, rendezvous, IPv6, a peer that dies, floods, and a clean error when nobody listens.
 
-use haul_net::{CloseReason, ConnectionConfig, Endpoint, NetConfig, NetError, Offloads, Stream};
+use haul_net::{
+    CloseReason, ConnectionConfig, Dialect, Endpoint, NetConfig, NetError, Offloads, PresharedKey,
+    Stream,
+};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -300,5 +303,29 @@ fn connecting_to_nobody_fails_with_a_clear_error() {
         Err(NetError::Connect { reason, .. }) => assert_eq!(reason, CloseReason::ConnectTimeout),
         Err(e) => panic!("unexpected error {e}"),
         Ok(_) => panic!("connected to nobody"),
+    }
+}
+
+fn haul_dialect(key: u8, listen: bool) -> Endpoint {
+    let connection = ConnectionConfig {
+        dialect: Dialect::Haul(PresharedKey::from_bytes([key; 32])),
+        ..ConnectionConfig::default()
+    };
+    let config = NetConfig {
+        connection,
+        listen,
+        ..NetConfig::default()
+    };
+    Endpoint::bind("127.0.0.1:0".parse().unwrap(), config).unwrap()
+}
+
+#[test]
+fn encrypted_stream_is_byte_exact_and_a_wrong_key_is_refused() {
+    let server = haul_dialect(1, true);
+    let (sent, received) = round_trip(&server, &haul_dialect(1, false), 256 << 20, 9);
+    assert_eq!(sent, received);
+    match haul_dialect(2, false).connect(server.local_addr()) {
+        Err(NetError::Connect { reason, .. }) => assert_eq!(reason, CloseReason::AuthFailed),
+        other => panic!("a wrong key connected: {:?}", other.map(|s| s.peer_addr())),
     }
 }

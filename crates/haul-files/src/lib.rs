@@ -1,0 +1,102 @@
+//! # haul-files
+//!
+//! haul's file engine, independent of the transport: it copies files, directories and symlinks
+//! over any reliable byte stream (a haul connection, a pipe, TCP).
+//!
+//! * The sender lists the sources ([`manifest`]) and streams the manifest; the receiver answers
+//!   every regular file at once with what it needs (nothing if the destination already has the
+//!   same size and mtime; the chunks missing from a partial file otherwise), so many small files
+//!   cost no round trip each.
+//! * Files travel in chunks, each hashed with BLAKE3 as it is read and checked as it arrives;
+//!   the whole-file digest is BLAKE3 over the chunk hashes, so a resumed file is verified without
+//!   re-reading what was already on disk.
+//! * Data lands in `.NAME.haul-part`, is `fdatasync`ed (small files in batches, with `syncfs`),
+//!   and is renamed over `NAME` only once its digest matches: a failed or interrupted copy never
+//!   leaves a partial file under the destination name. Chunks of large files are recorded in a
+//!   [`journal`] once durable, so an interrupted copy resumes without re-sending them.
+//! * Every path from the peer is a [`path::RelPath`] (no `..`, nothing absolute), and the
+//!   receiver refuses to write through a symlink below the destination.
+
+#![warn(missing_docs)]
+
+pub mod frame;
+pub mod journal;
+pub mod manifest;
+pub mod path;
+mod recv;
+mod send;
+
+pub use recv::receive;
+pub use send::{send, SendOptions};
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use thiserror::Error;
+
+/// Default chunk size: 1 MiB (resume granularity and hashing unit).
+pub const DEFAULT_CHUNK_SIZE: u32 = 1 << 20;
+
+/// Live counters for a progress display, updated by either side while it works.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Bytes of regular files in the manifest.
+    pub bytes_total: AtomicU64,
+    /// Bytes transferred or found already present.
+    pub bytes_done: AtomicU64,
+    /// Entries in the manifest.
+    pub files_total: AtomicU64,
+    /// Entries settled.
+    pub files_done: AtomicU64,
+}
+
+impl Progress {
+    fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+/// What a copy did, as seen by one side.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Regular files in the manifest.
+    pub files: u64,
+    /// Directories in the manifest.
+    pub dirs: u64,
+    /// Symlinks in the manifest.
+    pub symlinks: u64,
+    /// Bytes of regular files in the manifest.
+    pub bytes: u64,
+    /// File data sent over the connection.
+    pub bytes_sent: u64,
+    /// File data not sent because a partial file already held it, verified.
+    pub bytes_resumed: u64,
+    /// Files already up to date at the destination.
+    pub up_to_date: u64,
+    /// Entries that could not be copied: path and reason.
+    pub failures: Vec<(String, String)>,
+}
+
+/// Why a copy stopped.
+#[derive(Debug, Error)]
+pub enum CopyError {
+    /// Listing the sources failed.
+    #[error(transparent)]
+    Scan(#[from] manifest::ScanError),
+    /// The connection failed or the peer sent something malformed.
+    #[error("connection: {0}")]
+    Frame(#[from] frame::FrameError),
+    /// The peer reported a fatal problem.
+    #[error("the other side: {0}")]
+    Remote(String),
+    /// The peer broke the protocol.
+    #[error("protocol violation by the peer: {0}")]
+    Protocol(String),
+    /// The destination cannot be used.
+    #[error("{0}")]
+    Destination(String),
+}
+
+impl From<std::io::Error> for CopyError {
+    fn from(e: std::io::Error) -> Self {
+        CopyError::Frame(frame::FrameError::Io(e))
+    }
+}

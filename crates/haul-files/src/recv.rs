@@ -1,0 +1,723 @@
+//! The receiving side: manifest in, requests out, chunks written, verified, synced and renamed.
+
+use crate::frame::{Frame, Status, VERSION};
+use crate::journal::{Identity, Journal};
+use crate::manifest::{Entry, Kind};
+use crate::path::RelPath;
+use crate::{CopyError, Progress, Summary};
+use std::collections::{HashMap, HashSet};
+use std::ffi::CString;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Read, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, SystemTime};
+
+/// Verified data of a large file is made durable and journaled every this many bytes.
+const JOURNAL_EVERY: u64 = 32 << 20;
+/// Files at least this large are synced on their own; smaller ones in batches.
+const SYNC_ALONE: u64 = 8 << 20;
+/// A batch of small files is synced (one `syncfs`) and renamed at this many files or bytes.
+const BATCH_FILES: usize = 1024;
+const BATCH_BYTES: u64 = 64 << 20;
+/// Most entries in a manifest.
+const MAX_ENTRIES: usize = 50_000_000;
+
+/// Receives a copy into `dest` over a stream whose halves are `input` (from the sender) and
+/// `output`. `dest` is an existing directory (entries land inside it under their own names), or
+/// a new name for the single top-level entry, as with `cp` and `scp`.
+pub fn receive<R: Read, W: Write>(
+    mut input: R,
+    output: W,
+    dest: &Path,
+    progress: &Progress,
+) -> Result<Summary, CopyError> {
+    let mut out = BufWriter::with_capacity(64 << 10, output);
+    let result = receive_inner(&mut input, &mut out, dest, progress);
+    if let Err(e) = &result {
+        // Tell the sender why, if the connection still works.
+        if !matches!(e, CopyError::Frame(_) | CopyError::Remote(_)) {
+            let _ = Frame::Error(e.to_string()).write_to(&mut out);
+            let _ = out.flush();
+        }
+    }
+    result
+}
+
+fn receive_inner<R: Read, W: Write>(
+    input: &mut R,
+    out: &mut BufWriter<W>,
+    dest: &Path,
+    progress: &Progress,
+) -> Result<Summary, CopyError> {
+    let (chunk_size, no_resume) = match Frame::read_from(input)? {
+        Some(Frame::Hello {
+            version: VERSION,
+            chunk_size,
+            no_resume,
+        }) if (4096..=(8 << 20)).contains(&chunk_size) => (chunk_size, no_resume),
+        Some(Frame::Hello { version, .. }) if version != VERSION => {
+            return Err(CopyError::Protocol(format!(
+                "the sender speaks copy protocol {version}, this haul speaks {VERSION}: install \
+                 the same haul version on both hosts"
+            )))
+        }
+        Some(Frame::Error(message)) => return Err(CopyError::Remote(message)),
+        _ => return Err(CopyError::Protocol("expected a hello".into())),
+    };
+    let mut entries = Vec::new();
+    loop {
+        match Frame::read_from(input)? {
+            Some(Frame::Entries(batch)) if entries.len() + batch.len() <= MAX_ENTRIES => {
+                entries.extend(batch)
+            }
+            Some(Frame::EntriesEnd) => break,
+            Some(Frame::Error(message)) => return Err(CopyError::Remote(message)),
+            _ => return Err(CopyError::Protocol("expected the manifest".into())),
+        }
+    }
+    let mut rx = Receiver::new(out, dest, entries, chunk_size, no_resume, progress)?;
+    let result = rx.plan().and_then(|()| rx.receive_data(input));
+    if result.is_err() {
+        rx.abandon();
+    }
+    result.map(|()| rx.summary)
+}
+
+/// A regular file being received.
+struct Incoming {
+    part: Option<File>,
+    part_path: PathBuf,
+    final_path: PathBuf,
+    journal_path: PathBuf,
+    journal: Option<Journal>,
+    identity: Identity,
+    /// Hash of every chunk present and verified (from the journal or just received).
+    hashes: Vec<Option<[u8; 32]>>,
+    /// Verified chunks written but not yet synced and journaled.
+    unjournaled: Vec<(u32, [u8; 32])>,
+    unjournaled_bytes: u64,
+    /// Why the file cannot succeed (a bad chunk), reported at its end.
+    failed: Option<String>,
+}
+
+/// A verified file waiting for its batch to be synced and renamed.
+struct Ready {
+    file: u32,
+    part_path: PathBuf,
+    final_path: PathBuf,
+    journal_path: Option<PathBuf>,
+}
+
+struct Receiver<'a, W: Write> {
+    out: &'a mut BufWriter<W>,
+    root: PathBuf,
+    /// The name the single top-level entry takes instead of its own (`cp a b`).
+    rename_top: Option<String>,
+    entries: Vec<Entry>,
+    chunk_size: u32,
+    no_resume: bool,
+    progress: &'a Progress,
+    incoming: HashMap<u32, Incoming>,
+    /// Directories checked to be real directories (not symlinks) under the root.
+    safe_dirs: HashSet<PathBuf>,
+    ready: Vec<Ready>,
+    ready_bytes: u64,
+    /// Directories created or reused, for their mode and mtime at the end.
+    dirs: Vec<(PathBuf, u32, (i64, u32))>,
+    summary: Summary,
+}
+
+impl<'a, W: Write> Receiver<'a, W> {
+    fn new(
+        out: &'a mut BufWriter<W>,
+        dest: &Path,
+        entries: Vec<Entry>,
+        chunk_size: u32,
+        no_resume: bool,
+        progress: &'a Progress,
+    ) -> Result<Self, CopyError> {
+        let tops = entries
+            .iter()
+            .filter(|e| e.path.components().count() == 1)
+            .count();
+        let (root, rename_top) = if dest.is_dir() {
+            (dest.to_path_buf(), None)
+        } else if tops == 1 {
+            let name = dest.file_name().and_then(|n| n.to_str()).ok_or_else(|| {
+                CopyError::Destination(format!("{}: not a usable name", dest.display()))
+            })?;
+            let parent = match dest.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+                _ => PathBuf::from("."),
+            };
+            if !parent.is_dir() {
+                return Err(CopyError::Destination(format!(
+                    "{}: no such directory (create it first)",
+                    parent.display()
+                )));
+            }
+            (parent, Some(name.to_owned()))
+        } else {
+            return Err(CopyError::Destination(format!(
+                "{}: not a directory (copying several sources needs an existing directory)",
+                dest.display()
+            )));
+        };
+        let mut summary = Summary::default();
+        for e in &entries {
+            match e.kind {
+                Kind::File { size } => {
+                    summary.files += 1;
+                    summary.bytes += size;
+                }
+                Kind::Dir => summary.dirs += 1,
+                Kind::Symlink { .. } => summary.symlinks += 1,
+            }
+        }
+        progress.bytes_total.store(summary.bytes, Ordering::Relaxed);
+        progress
+            .files_total
+            .store(entries.len() as u64, Ordering::Relaxed);
+        let safe_dirs = HashSet::from([root.clone()]);
+        Ok(Self {
+            out,
+            root,
+            rename_top,
+            entries,
+            chunk_size,
+            no_resume,
+            progress,
+            incoming: HashMap::new(),
+            safe_dirs,
+            ready: Vec::new(),
+            ready_bytes: 0,
+            dirs: Vec::new(),
+            summary,
+        })
+    }
+
+    /// Where an entry lands.
+    fn target(&self, path: &RelPath) -> Result<PathBuf, String> {
+        let path = match &self.rename_top {
+            Some(name) => path.with_first(name).map_err(|e| e.to_string())?,
+            None => path.clone(),
+        };
+        Ok(path.under(&self.root))
+    }
+
+    /// Makes sure every directory between the root and `target` is a real directory (never a
+    /// symlink, which could lead outside the destination).
+    fn check_parents(&mut self, target: &Path) -> Result<(), String> {
+        let parent = target.parent().ok_or("no parent directory")?;
+        if self.safe_dirs.contains(parent) {
+            return Ok(());
+        }
+        let relative = parent
+            .strip_prefix(&self.root)
+            .map_err(|_| "outside the destination")?;
+        let mut dir = self.root.clone();
+        for component in relative.components() {
+            dir.push(component);
+            if self.safe_dirs.contains(&dir) {
+                continue;
+            }
+            match fs::symlink_metadata(&dir) {
+                Ok(m) if m.file_type().is_dir() => {}
+                Ok(_) => {
+                    return Err(format!(
+                        "{} is not a directory (a symlink or file there is never followed)",
+                        dir.display()
+                    ))
+                }
+                Err(e) => return Err(format!("{}: {e}", dir.display())),
+            }
+            self.safe_dirs.insert(dir.clone());
+        }
+        Ok(())
+    }
+
+    /// Creates directories and symlinks and tells the sender what each file needs.
+    fn plan(&mut self) -> Result<(), CopyError> {
+        for index in 0..self.entries.len() {
+            let entry = self.entries[index].clone();
+            let file = index as u32;
+            let outcome = match self.target(&entry.path) {
+                Err(why) => Err(why),
+                Ok(target) => match &entry.kind {
+                    Kind::Dir => self.make_dir(&target, &entry).map(|()| None),
+                    Kind::Symlink { target: link } => {
+                        self.make_symlink(&target, link, &entry).map(|()| None)
+                    }
+                    Kind::File { size } => self.plan_file(file, &target, *size, &entry).map(Some),
+                },
+            };
+            match outcome {
+                Ok(Some(want)) => want.write_to(self.out)?,
+                Ok(None) => self.done(file, Status::Written)?,
+                Err(why) => {
+                    if matches!(entry.kind, Kind::File { .. }) {
+                        // The sender waits for an answer about every file.
+                        Frame::Want {
+                            file,
+                            up_to_date: true,
+                            have: Vec::new(),
+                        }
+                        .write_to(self.out)?;
+                    }
+                    self.done(file, Status::Failed(why))?;
+                }
+            }
+        }
+        self.out.flush()?;
+        Ok(())
+    }
+
+    fn make_dir(&mut self, target: &Path, entry: &Entry) -> Result<(), String> {
+        self.check_parents(target)?;
+        match fs::symlink_metadata(target) {
+            Ok(m) if m.file_type().is_dir() => {}
+            Ok(_) => {
+                return Err(format!(
+                    "{}: exists and is not a directory",
+                    target.display()
+                ))
+            }
+            Err(_) => fs::create_dir(target).map_err(|e| format!("{}: {e}", target.display()))?,
+        }
+        self.safe_dirs.insert(target.to_path_buf());
+        self.dirs
+            .push((target.to_path_buf(), entry.mode, entry.mtime));
+        Ok(())
+    }
+
+    fn make_symlink(&mut self, target: &Path, link: &str, entry: &Entry) -> Result<(), String> {
+        self.check_parents(target)?;
+        let temp = part_name(target, "part");
+        let _ = fs::remove_file(&temp);
+        std::os::unix::fs::symlink(link, &temp).map_err(|e| format!("{}: {e}", temp.display()))?;
+        set_symlink_mtime(&temp, entry.mtime);
+        fs::rename(&temp, target).map_err(|e| format!("{}: {e}", target.display()))
+    }
+
+    fn plan_file(
+        &mut self,
+        file: u32,
+        target: &Path,
+        size: u64,
+        entry: &Entry,
+    ) -> Result<Frame, String> {
+        self.check_parents(target)?;
+        if let Ok(m) = fs::symlink_metadata(target) {
+            if m.is_dir() {
+                return Err(format!("{}: exists and is a directory", target.display()));
+            }
+            if m.is_file() && m.len() == size && mtime_of(&m) == entry.mtime {
+                self.summary.up_to_date += 1;
+                Progress::add(&self.progress.bytes_done, size);
+                self.done(file, Status::UpToDate)
+                    .map_err(|e| e.to_string())?;
+                return Ok(Frame::Want {
+                    file,
+                    up_to_date: true,
+                    have: Vec::new(),
+                });
+            }
+        }
+        let identity = Identity {
+            size,
+            mtime: entry.mtime,
+            chunk_size: self.chunk_size,
+        };
+        let chunks = size.div_ceil(self.chunk_size as u64) as usize;
+        let part_path = part_name(target, "part");
+        let journal_path = part_name(target, "journal");
+        let mut hashes = vec![None; chunks];
+        let mut have = Vec::new();
+        if !self.no_resume && fs::symlink_metadata(&part_path).is_ok_and(|m| m.is_file()) {
+            for (index, hash) in Journal::load(&journal_path, identity).unwrap_or_default() {
+                if hashes[index as usize].replace(hash).is_none() {
+                    have.push(index);
+                }
+            }
+        }
+        let resumed: u64 = have
+            .iter()
+            .map(|&i| chunk_len(size, self.chunk_size, i))
+            .sum();
+        self.summary.bytes_resumed += resumed;
+        Progress::add(&self.progress.bytes_done, resumed);
+        self.incoming.insert(
+            file,
+            Incoming {
+                part: None,
+                part_path,
+                final_path: target.to_path_buf(),
+                journal_path,
+                journal: None,
+                identity,
+                hashes,
+                unjournaled: Vec::new(),
+                unjournaled_bytes: 0,
+                failed: None,
+            },
+        );
+        Ok(Frame::Want {
+            file,
+            up_to_date: false,
+            have,
+        })
+    }
+
+    fn done(&mut self, file: u32, status: Status) -> Result<(), CopyError> {
+        if let Status::Failed(why) = &status {
+            let path = self.entries[file as usize].path.to_string();
+            tracing::warn!(%path, "{why}");
+            self.summary.failures.push((path, why.clone()));
+        }
+        Progress::add(&self.progress.files_done, 1);
+        Frame::Done { file, status }.write_to(self.out)?;
+        Ok(())
+    }
+
+    fn receive_data<R: Read>(&mut self, input: &mut R) -> Result<(), CopyError> {
+        loop {
+            match Frame::read_from(input)? {
+                Some(Frame::Chunk {
+                    file,
+                    index,
+                    hash,
+                    data,
+                }) => self.on_chunk(file, index, hash, &data)?,
+                Some(Frame::FileEnd { file, root }) => self.on_file_end(file, Ok(root))?,
+                Some(Frame::Abandon { file, reason }) => self.on_file_end(file, Err(reason))?,
+                Some(Frame::End) => break,
+                Some(Frame::Error(message)) => return Err(CopyError::Remote(message)),
+                Some(_) => return Err(CopyError::Protocol("unexpected message".into())),
+                None => {
+                    return Err(CopyError::Protocol(
+                        "the sender closed the connection before the end".into(),
+                    ))
+                }
+            }
+            if self.incoming.is_empty() && !self.ready.is_empty() {
+                self.flush_ready()?;
+            }
+        }
+        self.flush_ready()?;
+        if !self.incoming.is_empty() {
+            return Err(CopyError::Protocol(
+                "the sender ended before every file".into(),
+            ));
+        }
+        self.finish_dirs();
+        Frame::Finished.write_to(self.out)?;
+        self.out.flush()?;
+        Ok(())
+    }
+
+    fn on_chunk(
+        &mut self,
+        file: u32,
+        index: u32,
+        hash: [u8; 32],
+        data: &[u8],
+    ) -> Result<(), CopyError> {
+        let chunk_size = self.chunk_size;
+        let incoming = self.incoming.get_mut(&file).ok_or_else(|| {
+            CopyError::Protocol(format!("data for entry {file}, which was not asked for"))
+        })?;
+        let size = incoming.identity.size;
+        if index as usize >= incoming.hashes.len()
+            || data.len() as u64 != chunk_len(size, chunk_size, index)
+        {
+            return Err(CopyError::Protocol(format!(
+                "chunk {index} of entry {file} has the wrong size"
+            )));
+        }
+        Progress::add(&self.progress.bytes_done, data.len() as u64);
+        if incoming.failed.is_some() {
+            return Ok(());
+        }
+        if *blake3::hash(data).as_bytes() != hash {
+            incoming.failed = Some(format!("chunk {index} arrived altered (BLAKE3 mismatch)"));
+            return Ok(());
+        }
+        if let Err(e) = incoming.write(index, hash, data, chunk_size) {
+            incoming.failed = Some(format!("{}: {e}", incoming.part_path.display()));
+        }
+        Ok(())
+    }
+
+    fn on_file_end(&mut self, file: u32, root: Result<[u8; 32], String>) -> Result<(), CopyError> {
+        let mut incoming = self.incoming.remove(&file).ok_or_else(|| {
+            CopyError::Protocol(format!("end of entry {file}, which was not asked for"))
+        })?;
+        let entry = &self.entries[file as usize];
+        let outcome = root.and_then(|root| incoming.verify(root)).and_then(|()| {
+            incoming
+                .seal(entry.mode, entry.mtime)
+                .map_err(|e| format!("{}: {e}", incoming.part_path.display()))
+        });
+        if let Err(why) = outcome {
+            incoming.discard();
+            return self.done(file, Status::Failed(why));
+        }
+        let size = incoming.identity.size;
+        let part = incoming.part.take();
+        let ready = Ready {
+            file,
+            part_path: incoming.part_path,
+            final_path: incoming.final_path,
+            journal_path: incoming.journal.is_some().then_some(incoming.journal_path),
+        };
+        if size >= SYNC_ALONE {
+            if let Some(part) = part {
+                part.sync_data()?;
+            }
+            let result = ready.rename();
+            sync_parent(&ready.final_path);
+            return self.done(ready.file, result);
+        }
+        self.ready.push(ready);
+        self.ready_bytes += size;
+        if self.ready.len() >= BATCH_FILES || self.ready_bytes >= BATCH_BYTES {
+            self.flush_ready()?;
+        }
+        Ok(())
+    }
+
+    /// Syncs the batch of small files (one `syncfs`), renames them into place, reports them.
+    fn flush_ready(&mut self) -> Result<(), CopyError> {
+        if self.ready.is_empty() {
+            return Ok(());
+        }
+        syncfs(&self.root)?;
+        let mut parents = HashSet::new();
+        for ready in std::mem::take(&mut self.ready) {
+            let result = ready.rename();
+            if let Some(parent) = ready.final_path.parent() {
+                parents.insert(parent.to_path_buf());
+            }
+            self.done(ready.file, result)?;
+        }
+        for parent in parents {
+            sync_dir(&parent);
+        }
+        self.ready_bytes = 0;
+        Ok(())
+    }
+
+    /// Directory modes and mtimes, deepest first (writing inside a directory changes its mtime).
+    fn finish_dirs(&mut self) {
+        self.dirs
+            .sort_by_key(|(path, ..)| std::cmp::Reverse(path.components().count()));
+        for (path, mode, mtime) in &self.dirs {
+            let _ = fs::set_permissions(path, fs::Permissions::from_mode(safe_mode(*mode)));
+            if let Ok(dir) = File::open(path) {
+                let _ = dir.set_modified(system_time(*mtime));
+            }
+        }
+    }
+
+    /// The copy failed: keep what a retry can resume, remove what it cannot.
+    fn abandon(&mut self) {
+        for (_, mut incoming) in self.incoming.drain() {
+            if incoming.journal.is_some() {
+                let _ = incoming.make_durable();
+            } else {
+                incoming.discard();
+            }
+        }
+        for ready in self.ready.drain(..) {
+            let _ = fs::remove_file(&ready.part_path);
+        }
+    }
+}
+
+impl Incoming {
+    fn write(
+        &mut self,
+        index: u32,
+        hash: [u8; 32],
+        data: &[u8],
+        chunk_size: u32,
+    ) -> io::Result<()> {
+        if self.part.is_none() {
+            self.open()?;
+        }
+        let part = self.part.as_ref().expect("opened above");
+        part.write_all_at(data, index as u64 * chunk_size as u64)?;
+        self.hashes[index as usize] = Some(hash);
+        if self.journal.is_some() {
+            self.unjournaled.push((index, hash));
+            self.unjournaled_bytes += data.len() as u64;
+            if self.unjournaled_bytes >= JOURNAL_EVERY {
+                self.make_durable()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Opens the partial file: the existing one if chunks are being resumed, a new one otherwise
+    /// (never through a symlink). Files of more than one chunk get a journal.
+    fn open(&mut self) -> io::Result<()> {
+        let resuming = self.hashes.iter().any(Option::is_some);
+        let mut options = OpenOptions::new();
+        options.write(true).custom_flags(libc::O_NOFOLLOW);
+        if resuming {
+            self.part = Some(options.open(&self.part_path)?);
+            self.journal = Some(Journal::reopen(&self.journal_path)?);
+        } else {
+            let _ = fs::remove_file(&self.part_path);
+            self.part = Some(options.create_new(true).mode(0o600).open(&self.part_path)?);
+            if self.hashes.len() > 1 {
+                self.journal = Some(Journal::create(&self.journal_path, self.identity)?);
+            }
+        }
+        Ok(())
+    }
+
+    /// Syncs the data written so far and journals its chunks.
+    fn make_durable(&mut self) -> io::Result<()> {
+        if let (Some(part), Some(journal)) = (self.part.as_ref(), self.journal.as_mut()) {
+            part.sync_data()?;
+            journal.record(&self.unjournaled)?;
+            self.unjournaled.clear();
+            self.unjournaled_bytes = 0;
+        }
+        Ok(())
+    }
+
+    /// Checks every chunk is present and the digest matches the sender's.
+    fn verify(&self, root: [u8; 32]) -> Result<(), String> {
+        if let Some(why) = &self.failed {
+            return Err(why.clone());
+        }
+        let mut hasher = blake3::Hasher::new();
+        for (index, hash) in self.hashes.iter().enumerate() {
+            hasher.update(
+                hash.as_ref()
+                    .ok_or(format!("chunk {index} never arrived"))?,
+            );
+        }
+        if *hasher.finalize().as_bytes() != root {
+            return Err(
+                "whole-file BLAKE3 digest mismatch (was the source changed while copying?)".into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// Gives the verified partial file its final length, mode and mtime.
+    fn seal(&mut self, mode: u32, mtime: (i64, u32)) -> io::Result<()> {
+        if self.part.is_none() {
+            // Empty, or every chunk resumed: open what is there (or create the empty file).
+            self.open()?;
+        }
+        let part = self.part.as_ref().expect("opened above");
+        part.set_len(self.identity.size)?;
+        part.set_permissions(fs::Permissions::from_mode(safe_mode(mode)))?;
+        part.set_modified(system_time(mtime))?;
+        Ok(())
+    }
+
+    fn discard(&mut self) {
+        self.part = None;
+        let _ = fs::remove_file(&self.part_path);
+        let _ = fs::remove_file(&self.journal_path);
+    }
+}
+
+impl Ready {
+    fn rename(&self) -> Status {
+        match fs::rename(&self.part_path, &self.final_path) {
+            Ok(()) => {
+                if let Some(journal) = &self.journal_path {
+                    let _ = fs::remove_file(journal);
+                }
+                Status::Written
+            }
+            Err(e) => Status::Failed(format!("{}: {e}", self.final_path.display())),
+        }
+    }
+}
+
+fn chunk_len(size: u64, chunk_size: u32, index: u32) -> u64 {
+    let start = index as u64 * chunk_size as u64;
+    (chunk_size as u64).min(size.saturating_sub(start))
+}
+
+/// `.NAME.haul-SUFFIX` beside `target`.
+fn part_name(target: &Path, suffix: &str) -> PathBuf {
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
+    target.with_file_name(format!(".{name}.haul-{suffix}"))
+}
+
+/// Permission bits a receiver applies: never set-user-id or set-group-id from the network.
+fn safe_mode(mode: u32) -> u32 {
+    mode & 0o1777
+}
+
+fn mtime_of(m: &fs::Metadata) -> (i64, u32) {
+    use std::os::unix::fs::MetadataExt;
+    (m.mtime(), m.mtime_nsec() as u32)
+}
+
+fn system_time((secs, nanos): (i64, u32)) -> SystemTime {
+    if secs >= 0 {
+        SystemTime::UNIX_EPOCH + Duration::new(secs as u64, nanos)
+    } else {
+        SystemTime::UNIX_EPOCH - Duration::from_secs(secs.unsigned_abs())
+            + Duration::from_nanos(nanos as u64)
+    }
+}
+
+fn set_symlink_mtime(path: &Path, (secs, nanos): (i64, u32)) {
+    let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
+        return;
+    };
+    let t = libc::timespec {
+        tv_sec: secs as libc::time_t,
+        tv_nsec: nanos as libc::c_long,
+    };
+    let times = [t, t];
+    // SAFETY: a valid C string and two timespecs, live for the call.
+    unsafe {
+        libc::utimensat(
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            times.as_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+}
+
+/// Flushes the file system holding `dir` (one call for a whole batch of small files).
+fn syncfs(dir: &Path) -> io::Result<()> {
+    let d = File::open(dir)?;
+    use std::os::fd::AsRawFd;
+    // SAFETY: a valid open descriptor.
+    if unsafe { libc::syncfs(d.as_raw_fd()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Makes renames in `dir` durable.
+fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+fn sync_parent(path: &Path) {
+    if let Some(parent) = path.parent() {
+        sync_dir(parent);
+    }
+}

@@ -1,0 +1,381 @@
+//! The sending side: manifest out, wanted chunks out, outcomes in.
+
+use crate::frame::{Frame, Status, VERSION};
+use crate::manifest::{scan, Kind, Source};
+use crate::{CopyError, Progress, Summary, DEFAULT_CHUNK_SIZE};
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{BufWriter, Read, Write};
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender, TryRecvError};
+use std::sync::Arc;
+use std::thread;
+
+/// Entries per manifest frame.
+const ENTRIES_PER_FRAME: usize = 512;
+/// Chunks read ahead of the network.
+const READ_AHEAD: usize = 8;
+
+/// Settings of the sending side.
+#[derive(Debug, Clone)]
+pub struct SendOptions {
+    /// Bytes per chunk.
+    pub chunk_size: u32,
+    /// Make the receiver ignore partial files of earlier attempts.
+    pub no_resume: bool,
+}
+
+impl Default for SendOptions {
+    fn default() -> Self {
+        Self {
+            chunk_size: DEFAULT_CHUNK_SIZE,
+            no_resume: false,
+        }
+    }
+}
+
+/// What the main loop waits for.
+enum Event {
+    /// A frame from the receiver (or the end of its stream).
+    Reply(Result<Option<Frame>, crate::frame::FrameError>),
+    /// Something the file reader produced.
+    Piece(Piece),
+}
+
+/// The file reader's output, in order.
+enum Piece {
+    Chunk {
+        file: u32,
+        index: u32,
+        hash: [u8; 32],
+        data: Vec<u8>,
+    },
+    Resumed {
+        len: u64,
+    },
+    End {
+        file: u32,
+        root: [u8; 32],
+    },
+    Failed {
+        file: u32,
+        reason: String,
+    },
+}
+
+/// A file the receiver asked for.
+struct Job {
+    file: u32,
+    local: PathBuf,
+    size: u64,
+    have: HashSet<u32>,
+}
+
+/// Sends `sources` over a stream whose halves are `input` (from the receiver) and `output`.
+pub fn send<R, W>(
+    input: R,
+    output: W,
+    sources: &[PathBuf],
+    options: &SendOptions,
+    progress: &Arc<Progress>,
+) -> Result<Summary, CopyError>
+where
+    R: Read + Send + 'static,
+    W: Write,
+{
+    let manifest = scan(sources)?;
+    let mut summary = Summary::default();
+    for s in &manifest {
+        match s.entry.kind {
+            Kind::File { size } => {
+                summary.files += 1;
+                summary.bytes += size;
+            }
+            Kind::Dir => summary.dirs += 1,
+            Kind::Symlink { .. } => summary.symlinks += 1,
+        }
+    }
+    progress.bytes_total.store(summary.bytes, Ordering::Relaxed);
+    progress
+        .files_total
+        .store(manifest.len() as u64, Ordering::Relaxed);
+    let mut out = BufWriter::with_capacity(256 << 10, output);
+    Frame::Hello {
+        version: VERSION,
+        chunk_size: options.chunk_size,
+        no_resume: options.no_resume,
+    }
+    .write_to(&mut out)?;
+    for batch in manifest.chunks(ENTRIES_PER_FRAME) {
+        Frame::Entries(batch.iter().map(|s| s.entry.clone()).collect()).write_to(&mut out)?;
+    }
+    Frame::EntriesEnd.write_to(&mut out)?;
+    out.flush()?;
+
+    // Replies and file pieces share one queue; the reader holds a token per chunk in flight,
+    // so it runs at most READ_AHEAD chunks ahead of the network.
+    let (events, inbox) = channel();
+    let (tokens, token_inbox) = sync_channel(READ_AHEAD);
+    for _ in 0..READ_AHEAD {
+        tokens.send(()).expect("room for every token");
+    }
+    spawn_reply_reader(input, events.clone());
+    let (jobs, job_inbox) = channel::<Job>();
+    let reader = spawn_file_reader(job_inbox, token_inbox, events, options.chunk_size);
+    let mut state = State {
+        manifest: &manifest,
+        out: &mut out,
+        jobs: &jobs,
+        tokens: &tokens,
+        summary: &mut summary,
+        progress,
+    };
+    let result = state.run(&inbox);
+    drop(jobs);
+    drop(inbox);
+    drop(tokens);
+    let _ = reader.join();
+    result.map(|()| summary)
+}
+
+struct State<'a, W: Write> {
+    manifest: &'a [Source],
+    out: &'a mut BufWriter<W>,
+    jobs: &'a Sender<Job>,
+    tokens: &'a SyncSender<()>,
+    summary: &'a mut Summary,
+    progress: &'a Progress,
+}
+
+fn stopped() -> CopyError {
+    CopyError::Protocol("the file reader stopped".into())
+}
+
+impl<W: Write> State<'_, W> {
+    fn run(&mut self, inbox: &Receiver<Event>) -> Result<(), CopyError> {
+        let files_total = self.summary.files;
+        let (mut wants, mut jobs, mut ends) = (0u64, 0u64, 0u64);
+        let mut end_sent = false;
+        loop {
+            if !end_sent && wants == files_total && ends == jobs {
+                Frame::End.write_to(self.out)?;
+                end_sent = true;
+            }
+            // Flush only when there is nothing else to do: batches small files into few writes.
+            let event = match inbox.try_recv() {
+                Ok(event) => event,
+                Err(TryRecvError::Empty) => {
+                    self.out.flush()?;
+                    inbox.recv().map_err(|_| stopped())?
+                }
+                Err(TryRecvError::Disconnected) => return Err(stopped()),
+            };
+            match event {
+                Event::Piece(piece) => {
+                    ends += self.on_piece(piece)? as u64;
+                }
+                Event::Reply(frame) => match frame? {
+                    Some(Frame::Want {
+                        file,
+                        up_to_date,
+                        have,
+                    }) => {
+                        wants += 1;
+                        if wants > files_total {
+                            return Err(CopyError::Protocol("more requests than files".into()));
+                        }
+                        jobs += self.on_want(file, up_to_date, have)? as u64;
+                    }
+                    Some(Frame::Done { file, status }) => self.on_done(file, status)?,
+                    Some(Frame::Finished) if end_sent => return Ok(()),
+                    Some(Frame::Error(message)) => return Err(CopyError::Remote(message)),
+                    Some(other) => {
+                        return Err(CopyError::Protocol(format!("unexpected {}", name(&other))))
+                    }
+                    None => {
+                        return Err(CopyError::Protocol(
+                            "the receiver closed the connection before finishing".into(),
+                        ))
+                    }
+                },
+            }
+        }
+    }
+
+    /// Writes what the reader produced; whether it ended a file.
+    fn on_piece(&mut self, piece: Piece) -> Result<bool, CopyError> {
+        match piece {
+            Piece::Chunk {
+                file,
+                index,
+                hash,
+                data,
+            } => {
+                self.summary.bytes_sent += data.len() as u64;
+                Progress::add(&self.progress.bytes_done, data.len() as u64);
+                Frame::Chunk {
+                    file,
+                    index,
+                    hash,
+                    data,
+                }
+                .write_to(self.out)?;
+                // The chunk left: the reader may read another.
+                let _ = self.tokens.try_send(());
+                Ok(false)
+            }
+            Piece::Resumed { len } => {
+                self.summary.bytes_resumed += len;
+                Progress::add(&self.progress.bytes_done, len);
+                Ok(false)
+            }
+            Piece::End { file, root } => {
+                Frame::FileEnd { file, root }.write_to(self.out)?;
+                Ok(true)
+            }
+            Piece::Failed { file, reason } => {
+                Frame::Abandon { file, reason }.write_to(self.out)?;
+                Ok(true)
+            }
+        }
+    }
+
+    /// Queues a wanted file for the reader; whether a job was queued.
+    fn on_want(&mut self, file: u32, up_to_date: bool, have: Vec<u32>) -> Result<bool, CopyError> {
+        let source = self
+            .manifest
+            .get(file as usize)
+            .ok_or_else(|| CopyError::Protocol(format!("asked for entry {file}")))?;
+        let Kind::File { size } = source.entry.kind else {
+            return Err(CopyError::Protocol(format!(
+                "asked for {}, not a file",
+                source.entry.path
+            )));
+        };
+        if up_to_date {
+            self.summary.up_to_date += 1;
+            Progress::add(&self.progress.bytes_done, size);
+            return Ok(false);
+        }
+        let job = Job {
+            file,
+            local: source.local.clone(),
+            size,
+            have: have.into_iter().collect(),
+        };
+        self.jobs.send(job).map_err(|_| stopped())?;
+        Ok(true)
+    }
+
+    fn on_done(&mut self, file: u32, status: Status) -> Result<(), CopyError> {
+        let path = self
+            .manifest
+            .get(file as usize)
+            .map(|s| s.entry.path.to_string())
+            .ok_or_else(|| CopyError::Protocol(format!("result for entry {file}")))?;
+        Progress::add(&self.progress.files_done, 1);
+        if let Status::Failed(why) = status {
+            self.summary.failures.push((path, why));
+        }
+        Ok(())
+    }
+}
+
+fn name(frame: &Frame) -> &'static str {
+    match frame {
+        Frame::Hello { .. } => "hello",
+        Frame::Entries(_) => "manifest",
+        Frame::EntriesEnd => "manifest end",
+        Frame::Want { .. } => "request",
+        Frame::Chunk { .. } => "chunk",
+        Frame::FileEnd { .. } => "file end",
+        Frame::Abandon { .. } => "abandon",
+        Frame::Done { .. } => "result",
+        Frame::End => "end",
+        Frame::Finished => "finished",
+        Frame::Error(_) => "error",
+    }
+}
+
+fn spawn_reply_reader<R: Read + Send + 'static>(mut input: R, events: Sender<Event>) {
+    thread::Builder::new()
+        .name("haul-send-replies".into())
+        .spawn(move || loop {
+            let frame = Frame::read_from(&mut input);
+            let last = !matches!(frame, Ok(Some(_)));
+            if events.send(Event::Reply(frame)).is_err() || last {
+                return;
+            }
+        })
+        .expect("spawning a thread");
+}
+
+fn spawn_file_reader(
+    jobs: Receiver<Job>,
+    tokens: Receiver<()>,
+    events: Sender<Event>,
+    chunk_size: u32,
+) -> thread::JoinHandle<()> {
+    thread::Builder::new()
+        .name("haul-send-files".into())
+        .spawn(move || {
+            for job in jobs {
+                let file = job.file;
+                let piece = match read_file(&job, chunk_size, &tokens, &events) {
+                    Ok(root) => Piece::End { file, root },
+                    Err(reason) => Piece::Failed { file, reason },
+                };
+                if events.send(Event::Piece(piece)).is_err() {
+                    return;
+                }
+            }
+        })
+        .expect("spawning a thread")
+}
+
+/// Reads and hashes every chunk of a file, sending those the receiver lacks; the file digest.
+fn read_file(
+    job: &Job,
+    chunk_size: u32,
+    tokens: &Receiver<()>,
+    events: &Sender<Event>,
+) -> Result<[u8; 32], String> {
+    let file = File::open(&job.local).map_err(|e| format!("{}: {e}", job.local.display()))?;
+    let mut root = blake3::Hasher::new();
+    let chunk = chunk_size as u64;
+    let count = job.size.div_ceil(chunk);
+    for index in 0..count {
+        let offset = index * chunk;
+        let len = chunk.min(job.size - offset) as usize;
+        let index = index as u32;
+        let wanted = !job.have.contains(&index);
+        if wanted {
+            tokens.recv().map_err(|_| "stopped".to_string())?;
+        }
+        let mut data = vec![0u8; len];
+        file.read_exact_at(&mut data, offset).map_err(|e| {
+            format!(
+                "{}: {e} (did it change during the copy?)",
+                job.local.display()
+            )
+        })?;
+        let hash = *blake3::hash(&data).as_bytes();
+        root.update(&hash);
+        let piece = if !wanted {
+            Piece::Resumed { len: len as u64 }
+        } else {
+            Piece::Chunk {
+                file: job.file,
+                index,
+                hash,
+                data,
+            }
+        };
+        events
+            .send(Event::Piece(piece))
+            .map_err(|_| "stopped".to_string())?;
+    }
+    Ok(*root.finalize().as_bytes())
+}

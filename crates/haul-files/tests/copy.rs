@@ -1,0 +1,322 @@
+//! The file engine over a local socket pair: trees arrive identical (content, modes, mtimes,
+//! symlinks, empty files and directories), interrupted copies resume without re-sending verified
+//! chunks and never leave a partial file under a final name, and a hostile sender cannot write
+//! outside the destination.
+
+use haul_files::frame::{Frame, VERSION};
+use haul_files::manifest::{Entry, Kind};
+use haul_files::path::RelPath;
+use haul_files::{receive, send, CopyError, Progress, SendOptions, Summary};
+use rand::{RngCore, SeedableRng};
+use std::fs;
+use std::io::{self, Write};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, SystemTime};
+
+const CHUNK: u32 = 64 << 10;
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("haul-files-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn write_file(path: &Path, len: usize, seed: u64, mode: u32, mtime_secs: u64) {
+    let mut data = vec![0u8; len];
+    rand::rngs::SmallRng::seed_from_u64(seed).fill_bytes(&mut data);
+    fs::write(path, &data).unwrap();
+    fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
+    let f = fs::File::options().write(true).open(path).unwrap();
+    f.set_modified(SystemTime::UNIX_EPOCH + Duration::new(mtime_secs, 123_456_789))
+        .unwrap();
+}
+
+/// A tree with every kind of entry and the chunk-boundary sizes.
+fn make_tree(root: &Path) {
+    fs::create_dir_all(root.join("sub/deeper")).unwrap();
+    fs::create_dir_all(root.join("empty-dir")).unwrap();
+    let c = CHUNK as usize;
+    for (i, len) in [0, 1, c - 1, c, c + 1, 5 * c + c / 2]
+        .into_iter()
+        .enumerate()
+    {
+        write_file(
+            &root.join(format!("f{i}")),
+            len,
+            i as u64,
+            0o640,
+            1_600_000_000 + i as u64,
+        );
+    }
+    write_file(
+        &root.join("sub/deeper/x.bin"),
+        3 * c,
+        99,
+        0o755,
+        1_500_000_000,
+    );
+    std::os::unix::fs::symlink("../f1", root.join("sub/link-up")).unwrap();
+    std::os::unix::fs::symlink("/nonexistent/abs", root.join("dangling")).unwrap();
+    fs::set_permissions(root.join("sub"), fs::Permissions::from_mode(0o750)).unwrap();
+}
+
+/// Every entry under `a` and `b`: kind, content, mode, mtime and link target agree.
+fn assert_same_tree(a: &Path, b: &Path) {
+    let mut names_a: Vec<_> = fs::read_dir(a)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    let mut names_b: Vec<_> = fs::read_dir(b)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names_a.sort();
+    names_b.sort();
+    assert_eq!(names_a, names_b, "{} vs {}", a.display(), b.display());
+    for name in names_a {
+        let (pa, pb) = (a.join(&name), b.join(&name));
+        let (ma, mb) = (
+            fs::symlink_metadata(&pa).unwrap(),
+            fs::symlink_metadata(&pb).unwrap(),
+        );
+        assert_eq!(ma.file_type(), mb.file_type(), "{}", pb.display());
+        assert_eq!(
+            (ma.mtime(), ma.mtime_nsec()),
+            (mb.mtime(), mb.mtime_nsec()),
+            "{}",
+            pb.display()
+        );
+        if ma.is_symlink() {
+            assert_eq!(fs::read_link(&pa).unwrap(), fs::read_link(&pb).unwrap());
+            continue;
+        }
+        assert_eq!(ma.mode() & 0o7777, mb.mode() & 0o7777, "{}", pb.display());
+        if ma.is_dir() {
+            assert_same_tree(&pa, &pb);
+        } else {
+            assert!(
+                fs::read(&pa).unwrap() == fs::read(&pb).unwrap(),
+                "{}",
+                pb.display()
+            );
+        }
+    }
+}
+
+/// A writer that fails after `limit` bytes, as a connection that drops.
+struct Cut<W> {
+    inner: W,
+    limit: u64,
+}
+
+impl<W: Write> Write for Cut<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.limit == 0 {
+            return Err(io::Error::new(io::ErrorKind::ConnectionReset, "cut"));
+        }
+        let n = buf.len().min(self.limit as usize);
+        let n = self.inner.write(&buf[..n])?;
+        self.limit -= n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Copies `sources` into `dest`, the sender's writes cut after `cut` bytes if given.
+fn copy(
+    sources: &[PathBuf],
+    dest: &Path,
+    cut: Option<u64>,
+) -> (Result<Summary, CopyError>, Result<Summary, CopyError>) {
+    let (a, b) = UnixStream::pair().unwrap();
+    let dest = dest.to_path_buf();
+    let receiver = thread::spawn(move || {
+        let r = b.try_clone().unwrap();
+        let result = receive(r, &b, &dest, &Progress::default());
+        let _ = b.shutdown(std::net::Shutdown::Both);
+        result
+    });
+    let options = SendOptions {
+        chunk_size: CHUNK,
+        no_resume: false,
+    };
+    let input = a.try_clone().unwrap();
+    let output = Cut {
+        inner: a.try_clone().unwrap(),
+        limit: cut.unwrap_or(u64::MAX),
+    };
+    let sent = send(
+        input,
+        output,
+        sources,
+        &options,
+        &Arc::new(Progress::default()),
+    );
+    let _ = a.shutdown(std::net::Shutdown::Both);
+    (sent, receiver.join().unwrap())
+}
+
+#[test]
+fn a_tree_arrives_identical_into_a_directory_and_under_a_new_name() {
+    let dir = scratch("tree");
+    make_tree(&dir.join("src"));
+    fs::create_dir(dir.join("into")).unwrap();
+    let (sent, received) = copy(&[dir.join("src")], &dir.join("into"), None);
+    let (sent, received) = (sent.unwrap(), received.unwrap());
+    assert_eq!(sent.failures, vec![]);
+    assert_eq!((sent.files, sent.dirs, sent.symlinks), (7, 4, 2));
+    assert_eq!(sent.bytes_sent, sent.bytes);
+    assert_eq!(received.bytes, sent.bytes);
+    assert_same_tree(&dir.join("src"), &dir.join("into/src"));
+    // `cp -r src renamed`: a destination that does not exist names the single source.
+    copy(&[dir.join("src")], &dir.join("renamed"), None)
+        .1
+        .unwrap();
+    assert_same_tree(&dir.join("src"), &dir.join("renamed"));
+    // Nothing temporary is left behind.
+    let leftovers = walk(&dir)
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains(".haul-"));
+    assert_eq!(leftovers.count(), 0);
+    // A second run finds everything up to date and sends no data.
+    let (again, _) = copy(&[dir.join("src")], &dir.join("into"), None);
+    let again = again.unwrap();
+    assert_eq!((again.bytes_sent, again.up_to_date), (0, 7));
+    fs::remove_dir_all(dir).unwrap();
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if fs::symlink_metadata(&p).unwrap().is_dir() {
+            out.extend(walk(&p));
+        }
+        out.push(p);
+    }
+    out
+}
+
+#[test]
+fn an_interrupted_copy_resumes_without_resending_verified_chunks() {
+    let dir = scratch("resume");
+    let src = dir.join("big.bin");
+    let size = 40 * CHUNK as usize;
+    write_file(&src, size, 7, 0o644, 1_650_000_000);
+    let dest = dir.join("out");
+    fs::create_dir(&dest).unwrap();
+    // Cut the connection after about 70 % of the data.
+    let (sent, received) = copy(
+        std::slice::from_ref(&src),
+        &dest,
+        Some(size as u64 * 7 / 10),
+    );
+    assert!(sent.is_err() && received.is_err());
+    assert!(
+        !dest.join("big.bin").exists(),
+        "a partial file under the final name"
+    );
+    assert!(dest.join(".big.bin.haul-part").exists());
+    let (sent, received) = copy(std::slice::from_ref(&src), &dest, None);
+    let (sent, received) = (sent.unwrap(), received.unwrap());
+    assert!(fs::read(&src).unwrap() == fs::read(dest.join("big.bin")).unwrap());
+    assert!(sent.bytes_resumed >= size as u64 / 2, "{sent:?}");
+    assert_eq!(sent.bytes_resumed + sent.bytes_sent, size as u64);
+    assert_eq!(received.bytes_resumed, sent.bytes_resumed);
+    assert!(
+        !dest.join(".big.bin.haul-part").exists() && !dest.join(".big.bin.haul-journal").exists()
+    );
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_changed_source_is_not_resumed_from_stale_chunks() {
+    let dir = scratch("stale");
+    let src = dir.join("f");
+    write_file(&src, 20 * CHUNK as usize, 1, 0o644, 1_000);
+    let dest = dir.join("out");
+    fs::create_dir(&dest).unwrap();
+    assert!(
+        copy(std::slice::from_ref(&src), &dest, Some(15 * CHUNK as u64))
+            .1
+            .is_err()
+    );
+    write_file(&src, 20 * CHUNK as usize, 2, 0o644, 2_000);
+    let (sent, _) = copy(std::slice::from_ref(&src), &dest, None);
+    assert_eq!(sent.unwrap().bytes_resumed, 0);
+    assert!(fs::read(&src).unwrap() == fs::read(dest.join("f")).unwrap());
+    fs::remove_dir_all(dir).unwrap();
+}
+
+/// Plays a hostile sender: a symlink out of the destination, then a file through it.
+#[test]
+fn a_hostile_sender_cannot_write_through_a_symlink_or_outside() {
+    let dir = scratch("hostile");
+    let outside = dir.join("outside");
+    fs::create_dir(&outside).unwrap();
+    let dest = dir.join("dest");
+    fs::create_dir(&dest).unwrap();
+    let (a, b) = UnixStream::pair().unwrap();
+    let d = dest.clone();
+    let receiver =
+        thread::spawn(move || receive(b.try_clone().unwrap(), &b, &d, &Progress::default()));
+    let entry = |path: &str, kind| Entry {
+        path: RelPath::new(path).unwrap(),
+        kind,
+        mode: 0o6755,
+        mtime: (0, 0),
+    };
+    let target = outside.to_string_lossy().into_owned();
+    let mut w = &a;
+    Frame::Hello {
+        version: VERSION,
+        chunk_size: CHUNK,
+        no_resume: false,
+    }
+    .write_to(&mut w)
+    .unwrap();
+    Frame::Entries(vec![
+        entry("t", Kind::Dir),
+        entry("t/escape", Kind::Symlink { target }),
+        entry("t/escape/pwned", Kind::File { size: 4 }),
+        entry("t/setuid", Kind::File { size: 4 }),
+    ])
+    .write_to(&mut w)
+    .unwrap();
+    Frame::EntriesEnd.write_to(&mut w).unwrap();
+    let data = b"evil".to_vec();
+    let hash = *blake3::hash(&data).as_bytes();
+    // The receiver refused entry 2 (answered "up to date" so nothing is expected); sending its
+    // data anyway is a protocol violation that ends the copy.
+    for file in [3u32, 2] {
+        Frame::Chunk {
+            file,
+            index: 0,
+            hash,
+            data: data.clone(),
+        }
+        .write_to(&mut w)
+        .unwrap();
+        let root = *blake3::hash(&hash).as_bytes();
+        Frame::FileEnd { file, root }.write_to(&mut w).unwrap();
+    }
+    let result = receiver.join().unwrap();
+    assert!(matches!(result, Err(CopyError::Protocol(_))), "{result:?}");
+    assert_eq!(
+        fs::read_dir(&outside).unwrap().count(),
+        0,
+        "wrote outside the destination"
+    );
+    // The legitimate file was written without its set-id bits.
+    let mode = fs::metadata(dest.join("t/setuid")).unwrap().mode() & 0o7777;
+    assert_eq!(mode, 0o755);
+    fs::remove_dir_all(dir).unwrap();
+}
