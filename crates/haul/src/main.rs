@@ -1,5 +1,6 @@
 //! The `haul` command line.
 
+mod copy;
 mod demo;
 mod lab;
 mod nc;
@@ -43,6 +44,16 @@ enum Command {
     /// retransmissions, and each side's CPU seconds. Control runs over TCP on the same port
     /// number as the UDP data.
     Perf(perf::PerfArgs),
+    /// Copy files and trees to or from another host: scp-simple, over haul (UDP), encrypted.
+    ///
+    /// `haul copy SRC... [USER@]HOST:DST` or `haul copy [USER@]HOST:SRC... DST`. ssh starts haul
+    /// on the far side and hands it a one-time key; the data goes over haul, encrypted and
+    /// authenticated, verified with BLAKE3, written under temporary names and renamed into place
+    /// when complete. Running the same copy again skips what is there and resumes what is not.
+    Copy(copy::CopyArgs),
+    /// The far side of `haul copy` (started over ssh; not for direct use).
+    #[command(hide = true)]
+    ServeCopy(copy::ServeCopyArgs),
     /// Netcat over haul: copy stdin to a connection and the connection to stdout.
     ///
     /// `haul nc -l 9000 > out` waits for one connection and writes what arrives;
@@ -64,6 +75,8 @@ fn main() -> ExitCode {
         .init();
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Copy(args) => copy::run(args),
+        Command::ServeCopy(args) => copy::serve(args),
         Command::Demo(args) => demo::run(args),
         Command::Perf(args) => perf::run(args),
         Command::Nc(args) => nc::run(args),

@@ -23,7 +23,8 @@ pub struct PolicyArgs {
     /// How to share the path with other traffic.
     #[arg(long, value_enum, default_value = "fair")]
     pub policy: PolicyArg,
-    /// Target rate for --policy fixed, bits per second (e.g. 500M, 2G).
+    /// Rate in bits per second (e.g. 500M, 2G): the rate to send at with --policy fixed, a cap
+    /// (like --max-rate) otherwise.
     #[arg(long, short = 'b', value_parser = units::parse_rate)]
     pub rate: Option<u64>,
     /// Never send slower than this (bits per second; fair and scavenger policies).
@@ -45,11 +46,11 @@ impl PolicyArgs {
 
     /// The congestion controller these options ask for.
     pub fn factory(&self) -> Result<Arc<dyn CongestionControlFactory>> {
-        let model = |policy| -> Arc<dyn CongestionControlFactory> {
+        let model = |policy, cap: Option<u64>| -> Arc<dyn CongestionControlFactory> {
             Arc::new(ModelRateFactory {
                 policy,
                 min_bps: self.min_rate,
-                max_bps: self.max_rate,
+                max_bps: cap.or(self.max_rate),
             })
         };
         Ok(match (self.policy, self.rate) {
@@ -57,11 +58,33 @@ impl PolicyArgs {
                 Arc::new(FixedRateFactory { bits_per_second })
             }
             (PolicyArg::Fixed, None) => bail!("--policy fixed needs --rate (e.g. --rate 500M)"),
-            (_, Some(_)) => {
-                bail!("--rate sets the fixed policy's rate; use --max-rate to cap the others")
+            (_, Some(_)) if self.max_rate.is_some() => {
+                bail!("--rate and --max-rate both cap the rate: give one")
             }
-            (PolicyArg::Fair, None) => model(Policy::Fair),
-            (PolicyArg::Scavenger, None) => model(Policy::Scavenger),
+            (PolicyArg::Fair, cap) => model(Policy::Fair, cap),
+            (PolicyArg::Scavenger, cap) => model(Policy::Scavenger, cap),
         })
+    }
+
+    /// The same options as command-line arguments (to pass them to the far side).
+    pub fn to_args(&self) -> Vec<String> {
+        let mut args = vec![
+            "--policy".to_string(),
+            self.policy
+                .to_possible_value()
+                .expect("no skipped variants")
+                .get_name()
+                .to_string(),
+        ];
+        for (flag, value) in [
+            ("--rate", self.rate),
+            ("--min-rate", self.min_rate),
+            ("--max-rate", self.max_rate),
+        ] {
+            if let Some(v) = value {
+                args.extend([flag.to_string(), v.to_string()]);
+            }
+        }
+        args
     }
 }

@@ -1,0 +1,211 @@
+//! Starting the far side over ssh, as UDR, HSCP and mosh do: ssh runs `haul serve-copy` there,
+//! which binds a UDP port and prints it with a one-time key on the ssh channel (encrypted and
+//! authenticated by ssh); the data then goes over haul, straight to that port.
+
+use anyhow::{anyhow, bail, Context, Result};
+use haul_net::PresharedKey;
+use std::io::{BufRead, BufReader};
+use std::net::IpAddr;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// First word of the line the far side prints once it listens.
+pub const READY: &str = "HAUL-READY";
+/// Version of that line's format.
+pub const READY_VERSION: u32 = 1;
+/// How long to wait for the far side to start (ssh may ask for a password first).
+const START_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// What the far side announced.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Announcement {
+    /// UDP port it listens on.
+    pub port: u16,
+    /// The key it accepts exactly one connection with.
+    pub key: PresharedKey,
+    /// The address the ssh connection reached it at (from `SSH_CONNECTION`), if known.
+    pub address: Option<IpAddr>,
+}
+
+impl Announcement {
+    /// The line, as the far side prints it.
+    pub fn to_line(&self) -> String {
+        let address = self.address.map_or("-".to_string(), |a| a.to_string());
+        format!(
+            "{READY} {READY_VERSION} {} {} {address}",
+            self.port,
+            self.key.to_hex()
+        )
+    }
+
+    /// Reads the line; `None` if it is not one.
+    pub fn parse(line: &str) -> Option<Self> {
+        let mut words = line.split_whitespace();
+        if words.next()? != READY || words.next()?.parse::<u32>().ok()? != READY_VERSION {
+            return None;
+        }
+        let port = words.next()?.parse().ok()?;
+        let key = PresharedKey::from_hex(words.next()?).ok()?;
+        let address = words.next()?.parse().ok();
+        Some(Self { port, key, address })
+    }
+}
+
+/// The running ssh session with the far side.
+pub struct Session {
+    child: Child,
+    /// Kept open: the far side's stdin closes when we go away.
+    stdin: Option<ChildStdin>,
+    target: String,
+}
+
+/// Quotes each argument for the remote shell ssh hands the command to.
+pub fn remote_command(args: &[String]) -> String {
+    args.iter()
+        .map(|a| shlex::try_quote(a).map_or_else(|_| a.clone(), |q| q.into_owned()))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Runs `ssh_cmd target -- remote_args…` and waits for the far side's announcement.
+pub fn start(
+    ssh_cmd: &str,
+    target: &str,
+    remote_args: &[String],
+) -> Result<(Session, Announcement)> {
+    let mut words = shlex::split(ssh_cmd)
+        .filter(|w| !w.is_empty())
+        .ok_or_else(|| anyhow!("--ssh-cmd {ssh_cmd:?}: unbalanced quotes"))?;
+    if words.is_empty() {
+        bail!("--ssh-cmd is empty");
+    }
+    let program = words.remove(0);
+    let mut child = Command::new(&program)
+        .args(&words)
+        .arg(target)
+        .arg("--")
+        .arg(remote_command(remote_args))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("cannot run {program:?} (is ssh installed? see --ssh-cmd)"))?;
+    let stdout = child.stdout.take().expect("piped");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(stdout).lines();
+        let first = lines.next();
+        let _ = tx.send(first);
+        // Anything more the far side prints goes to our stderr.
+        for line in lines.map_while(Result::ok) {
+            eprintln!("{line}");
+        }
+    });
+    let stdin = child.stdin.take();
+    let mut session = Session {
+        child,
+        stdin,
+        target: target.to_owned(),
+    };
+    let line = match rx.recv_timeout(START_TIMEOUT) {
+        Ok(Some(Ok(line))) => line,
+        Ok(_) => return Err(session.start_failure()),
+        Err(_) => {
+            session.kill();
+            bail!("{target}: the remote haul did not start within {START_TIMEOUT:?}");
+        }
+    };
+    match Announcement::parse(&line) {
+        Some(a) => Ok((session, a)),
+        None => {
+            session.kill();
+            bail!(
+                "{target}: unexpected output from the remote side: {line:?} (does the remote \
+                 shell print something at login? is the remote haul the same version?)"
+            )
+        }
+    }
+}
+
+impl Session {
+    /// Why the far side ended before announcing itself.
+    fn start_failure(&mut self) -> anyhow::Error {
+        let target = &self.target;
+        match self.child.wait().ok().and_then(|s| s.code()) {
+            Some(127) => anyhow!(
+                "{target}: haul is not installed there (not on the remote PATH): install it, or \
+                 pass --remote-haul /path/to/haul"
+            ),
+            Some(255) => anyhow!("{target}: ssh failed (its message is above)"),
+            Some(code) => {
+                anyhow!("{target}: the remote haul failed to start (exit status {code}; see above)")
+            }
+            None => anyhow!("{target}: ssh was killed before the remote side started"),
+        }
+    }
+
+    /// Waits for the far side to exit after the copy; its failure, if any.
+    pub fn finish(mut self, timeout: Duration) -> Result<()> {
+        drop(self.stdin.take());
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait()? {
+                return match status.code() {
+                    Some(0) => Ok(()),
+                    Some(code) => {
+                        bail!("{}: the remote haul exited with status {code}", self.target)
+                    }
+                    None => bail!("{}: the remote haul was killed", self.target),
+                };
+            }
+            if std::time::Instant::now() >= deadline {
+                self.kill();
+                bail!("{}: the remote haul did not exit; stopped it", self.target);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Ends the ssh session now.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_announcement_round_trips_and_rejects_other_lines() {
+        let a = Announcement {
+            port: 40123,
+            key: PresharedKey::from_bytes([3; 32]),
+            address: Some("10.1.2.3".parse().unwrap()),
+        };
+        assert_eq!(Announcement::parse(&a.to_line()), Some(a));
+        let none = Announcement {
+            port: 1,
+            key: PresharedKey::from_bytes([0; 32]),
+            address: None,
+        };
+        assert_eq!(Announcement::parse(&none.to_line()), Some(none));
+        for bad in [
+            "",
+            "Welcome to host!",
+            "HAUL-READY 2 1 00 -",
+            "HAUL-READY 1 x 00 -",
+        ] {
+            assert_eq!(Announcement::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn remote_arguments_survive_the_remote_shell() {
+        let args = ["haul", "serve-copy", "--receive", "my dir/it's; rm -rf ~"].map(String::from);
+        let cmd = remote_command(&args);
+        assert_eq!(shlex::split(&cmd).unwrap(), args);
+    }
+}

@@ -1,0 +1,345 @@
+//! `haul copy`: scp-simple, encrypted, verified, resumable copies, with the far side started
+//! over ssh and the data over haul (UDP).
+
+mod bootstrap;
+mod location;
+mod progress;
+mod serve;
+
+pub use serve::{run as serve, ServeCopyArgs};
+
+use crate::policy::PolicyArgs;
+use anyhow::{anyhow, bail, Context, Result};
+use bootstrap::Announcement;
+use clap::Args;
+use haul_files::{CopyError, Progress, SendOptions, Summary};
+use haul_net::{CloseReason, ConnectionConfig, Dialect, Endpoint, NetConfig, NetError, Stream};
+use location::Location;
+use serde::Serialize;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Exit status when some entries could not be copied (the others were).
+pub const EXIT_PARTIAL: u8 = 3;
+/// Exit status when the far side could not be started or reached.
+pub const EXIT_CONNECT: u8 = 4;
+
+#[derive(Args)]
+#[command(after_help = "\
+Examples:
+  haul copy big.iso server:/data/           one file into a remote directory
+  haul copy -r photos me@server:backup/     a tree (directories are always copied recursively)
+  haul copy server:/var/log/app.log .       from the remote side
+  haul copy --max-rate 500M data server:    cap the rate
+
+How it works: ssh (your config, keys and agent) starts `haul serve-copy` on HOST, which binds a UDP
+port and prints it with a one-time key over the ssh channel. The data then goes directly over UDP,
+encrypted and authenticated with that key (Noise + AES-GCM/ChaCha20-Poly1305); ssh carries nothing
+else. Every file is verified with BLAKE3, written under a temporary name, synced, and renamed into
+place only when complete; files already present with the same size and mtime are skipped, and an
+interrupted copy resumes where it stopped when run again.
+
+Exit status: 0 all copied; 1 error; 2 usage; 3 some entries failed (listed); 4 the remote side could
+not be started or reached.")]
+pub struct CopyArgs {
+    /// Sources, then the destination. Exactly one side is remote: [USER@]HOST:PATH.
+    #[arg(required = true, num_args = 2.., value_name = "SRC... DST")]
+    paths: Vec<String>,
+    /// Accepted for scp compatibility: directories are always copied recursively.
+    #[arg(short = 'r', long)]
+    recursive: bool,
+    /// The ssh command (split like a shell would), e.g. "ssh -p 2222 -i ~/.ssh/id_ed25519".
+    #[arg(long, default_value = "ssh", value_name = "CMD")]
+    ssh_cmd: String,
+    /// haul on the remote host, if it is not on the remote PATH.
+    #[arg(long, default_value = "haul", value_name = "PATH")]
+    remote_haul: String,
+    /// UDP ports the remote side may listen on (e.g. 9000-9100, for firewalls); default: any.
+    #[arg(long, value_name = "LOW-HIGH")]
+    port_range: Option<String>,
+    /// Ignore partial files from earlier attempts and send everything again.
+    #[arg(long)]
+    no_resume: bool,
+    /// Resume interrupted copies (the default; kept for scripts that ask for it).
+    #[arg(long, conflicts_with = "no_resume")]
+    resume: bool,
+    /// Print one JSON summary instead of the progress bar and text summary.
+    #[arg(long)]
+    json: bool,
+    /// No progress bar.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    #[command(flatten)]
+    policy: PolicyArgs,
+}
+
+/// What `--json` prints.
+#[derive(Serialize)]
+struct Report {
+    direction: &'static str,
+    remote: String,
+    files: u64,
+    dirs: u64,
+    symlinks: u64,
+    bytes: u64,
+    bytes_sent: u64,
+    bytes_resumed: u64,
+    up_to_date: u64,
+    seconds: f64,
+    throughput_bps: f64,
+    failures: Vec<Failure>,
+    retransmitted_packets: u64,
+    rtt_ms: f64,
+}
+
+#[derive(Serialize)]
+struct Failure {
+    path: String,
+    error: String,
+}
+
+/// Runs `haul copy`.
+pub fn run(args: CopyArgs) -> Result<ExitCode> {
+    let _ = args.recursive;
+    let (dest, sources) = args.paths.split_last().expect("clap requires two paths");
+    let dest = Location::parse(dest);
+    let sources: Vec<Location> = sources.iter().map(|s| Location::parse(s)).collect();
+    let mut remote_args = vec![args.remote_haul.clone(), "serve-copy".to_string()];
+    if let Some(range) = &args.port_range {
+        remote_args.extend(["--port-range".to_string(), range.clone()]);
+    }
+    let (target, host, local) = match (&dest, sources.as_slice()) {
+        (
+            Location::Remote {
+                ssh_target,
+                host,
+                path,
+            },
+            srcs,
+        ) if srcs.iter().all(|s| matches!(s, Location::Local(_))) => {
+            remote_args.extend(["--receive".to_string(), remote_path(path)]);
+            let paths = srcs
+                .iter()
+                .map(|s| match s {
+                    Location::Local(p) => p.clone(),
+                    Location::Remote { .. } => unreachable!("checked above"),
+                })
+                .collect();
+            (ssh_target.clone(), host.clone(), Side::Send(paths))
+        }
+        (Location::Local(dst), srcs)
+            if srcs.iter().all(|s| matches!(s, Location::Remote { .. })) =>
+        {
+            let mut targets = srcs.iter().map(|s| match s {
+                Location::Remote {
+                    ssh_target,
+                    host,
+                    path,
+                } => (ssh_target, host, path),
+                Location::Local(_) => unreachable!("checked above"),
+            });
+            let (ssh_target, host, _) = targets.clone().next().expect("at least one source");
+            if targets.clone().any(|(t, ..)| t != ssh_target) {
+                bail!("all remote sources must be on the same host");
+            }
+            remote_args.extend(args.policy.to_args());
+            remote_args.push("--send".to_string());
+            remote_args.extend(targets.by_ref().map(|(.., p)| remote_path(p)));
+            (ssh_target.clone(), host.clone(), Side::Receive(dst.clone()))
+        }
+        (Location::Local(_), _) if sources.iter().all(|s| matches!(s, Location::Local(_))) => {
+            bail!("one side must be remote ([USER@]HOST:PATH); for a local copy use cp")
+        }
+        _ => bail!("copying between two remote hosts is not supported; one side must be local"),
+    };
+    if args.no_resume {
+        remote_args.push("--no-resume".to_string());
+    }
+    let congestion = args.policy.factory()?;
+
+    let (session, announced) = match bootstrap::start(&args.ssh_cmd, &target, &remote_args) {
+        Ok(started) => started,
+        Err(e) => {
+            eprintln!("haul: {e:#}");
+            return Ok(ExitCode::from(EXIT_CONNECT));
+        }
+    };
+    let peer = match peer_address(&host, &announced) {
+        Ok(peer) => peer,
+        Err(e) => {
+            eprintln!("haul: {e:#}");
+            return Ok(ExitCode::from(EXIT_CONNECT));
+        }
+    };
+    let config = NetConfig {
+        connection: ConnectionConfig {
+            dialect: Dialect::Haul(announced.key),
+            congestion,
+            ..ConnectionConfig::default()
+        },
+        ..NetConfig::default()
+    };
+    let local_addr: SocketAddr = if peer.is_ipv6() {
+        "[::]:0"
+    } else {
+        "0.0.0.0:0"
+    }
+    .parse()
+    .expect("literal address");
+    let endpoint = Endpoint::bind(local_addr, config).context("binding a local UDP port")?;
+    let stream = match endpoint.connect(peer) {
+        Ok(stream) => stream,
+        Err(e) => {
+            eprintln!("haul: {}", connect_error(&target, peer, e));
+            return Ok(ExitCode::from(EXIT_CONNECT));
+        }
+    };
+    let progress = Arc::new(Progress::default());
+    let bar = (!args.json && !args.quiet).then(|| progress::Bar::start(Arc::clone(&progress)));
+    let started = Instant::now();
+    let direction = match &local {
+        Side::Send(_) => "upload",
+        Side::Receive(_) => "download",
+    };
+    let result = transfer(stream.try_clone()?, local, &progress);
+    let seconds = started.elapsed().as_secs_f64();
+    if let Some(bar) = bar {
+        bar.finish();
+    }
+    let stats = stream.stats();
+    let mut stream = stream;
+    let summary = match result {
+        Ok(summary) => {
+            let _ = stream.finish();
+            summary
+        }
+        Err(e) => {
+            drop(stream);
+            let mut session = session;
+            session.kill();
+            return Err(anyhow!(e).context(format!("copy with {target} failed")));
+        }
+    };
+    if let Err(e) = session.finish(Duration::from_secs(30)) {
+        tracing::warn!("{e:#}");
+    }
+    let report = Report {
+        direction,
+        remote: target,
+        files: summary.files,
+        dirs: summary.dirs,
+        symlinks: summary.symlinks,
+        bytes: summary.bytes,
+        bytes_sent: summary.bytes_sent,
+        bytes_resumed: summary.bytes_resumed,
+        up_to_date: summary.up_to_date,
+        seconds,
+        throughput_bps: summary.bytes_sent as f64 * 8.0 / seconds.max(1e-9),
+        failures: summary
+            .failures
+            .iter()
+            .map(|(path, error)| Failure {
+                path: path.clone(),
+                error: error.clone(),
+            })
+            .collect(),
+        retransmitted_packets: stats.packets_retransmitted,
+        rtt_ms: stats.rtt.as_secs_f64() * 1e3,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_summary(&report);
+    }
+    Ok(if report.failures.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_PARTIAL)
+    })
+}
+
+/// Which half of the copy runs here.
+enum Side {
+    Send(Vec<PathBuf>),
+    Receive(PathBuf),
+}
+
+/// Runs this side of the copy over `stream`.
+fn transfer(stream: Stream, side: Side, progress: &Arc<Progress>) -> Result<Summary, CopyError> {
+    let input = stream.try_clone()?;
+    match side {
+        Side::Send(paths) => {
+            haul_files::send(input, stream, &paths, &SendOptions::default(), progress)
+        }
+        Side::Receive(dest) => haul_files::receive(input, stream, &dest, progress),
+    }
+}
+
+/// A remote path as the far side should see it: empty means the home directory.
+fn remote_path(path: &str) -> String {
+    if path.is_empty() {
+        ".".to_string()
+    } else {
+        path.to_string()
+    }
+}
+
+/// Where to send UDP: the address ssh reached (reported by the far side), else the host name.
+fn peer_address(host: &str, announced: &Announcement) -> Result<SocketAddr> {
+    if let Some(ip) = announced.address {
+        return Ok(SocketAddr::new(ip, announced.port));
+    }
+    (host, announced.port)
+        .to_socket_addrs()
+        .with_context(|| format!("{host}: cannot resolve the host name"))?
+        .next()
+        .ok_or_else(|| anyhow!("{host}: the host name has no address"))
+}
+
+fn connect_error(target: &str, peer: SocketAddr, e: NetError) -> String {
+    match e {
+        NetError::Connect {
+            reason: CloseReason::ConnectTimeout,
+            ..
+        } => format!(
+            "{target}: no answer over UDP from {peer} (is UDP blocked by a firewall? allow a port \
+             range there and pass --port-range)"
+        ),
+        NetError::Connect {
+            reason: CloseReason::AuthFailed,
+            ..
+        } => format!("{target}: {peer} refused the key (another process on that port?)"),
+        other => format!("{target}: {other}"),
+    }
+}
+
+fn print_summary(r: &Report) {
+    let verb = if r.direction == "upload" {
+        "sent to"
+    } else {
+        "received from"
+    };
+    println!(
+        "{} files, {} directories, {} symlinks {verb} {}: {} in {:.1} s ({})",
+        r.files,
+        r.dirs,
+        r.symlinks,
+        r.remote,
+        crate::units::bytes(r.bytes_sent),
+        r.seconds,
+        crate::units::rate(r.throughput_bps),
+    );
+    if r.bytes_resumed > 0 || r.up_to_date > 0 {
+        println!(
+            "  resumed {} from partial files; {} files already up to date",
+            crate::units::bytes(r.bytes_resumed),
+            r.up_to_date
+        );
+    }
+    for f in &r.failures {
+        eprintln!("haul: {}: {}", f.path, f.error);
+    }
+}

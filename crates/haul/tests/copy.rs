@@ -1,0 +1,417 @@
+//! `haul copy` through a real sshd on loopback: trees both ways, a large file both ways, resume
+//! after either side is killed, and clear failures. Needs root and Debian's openssh-server; skipped
+//! otherwise unless HAUL_REQUIRE_SSH=1 (CI sets it).
+
+use std::fs;
+use std::io::Read;
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime};
+
+const HAUL: &str = env!("CARGO_BIN_EXE_haul");
+const SSHD: &str = "/usr/sbin/sshd";
+
+/// One test at a time: they move gigabytes and the machine has two cores.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// A private sshd on a loopback port, with its own host key and one authorized client key.
+struct Sshd {
+    child: Child,
+    dir: PathBuf,
+    ssh_cmd: String,
+}
+
+impl Sshd {
+    fn start() -> Option<Sshd> {
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        if !root || !Path::new(SSHD).exists() {
+            assert!(
+                std::env::var_os("HAUL_REQUIRE_SSH").is_none(),
+                "HAUL_REQUIRE_SSH is set but this is not root or {SSHD} is missing"
+            );
+            eprintln!("skipped: needs root and {SSHD} (apt-get install openssh-server)");
+            return None;
+        }
+        let dir = scratch("sshd");
+        for key in ["host_key", "client_key"] {
+            let status = Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+                .arg(dir.join(key))
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+        fs::copy(dir.join("client_key.pub"), dir.join("authorized_keys")).unwrap();
+        fs::create_dir_all("/run/sshd").unwrap();
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let d = dir.display();
+        let config = format!(
+            "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\n\
+             AuthorizedKeysFile {d}/authorized_keys\nPermitRootLogin prohibit-password\n\
+             PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
+             StrictModes no\nPidFile {d}/sshd.pid\nLogLevel ERROR\n"
+        );
+        fs::write(dir.join("sshd_config"), config).unwrap();
+        let child = Command::new(SSHD)
+            .args(["-D", "-e", "-f"])
+            .arg(dir.join("sshd_config"))
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "sshd did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let ssh_cmd = format!(
+            "ssh -p {port} -i {d}/client_key -o StrictHostKeyChecking=no \
+             -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o LogLevel=ERROR"
+        );
+        Some(Sshd {
+            child,
+            dir,
+            ssh_cmd,
+        })
+    }
+
+    /// `haul copy` with this sshd, the remote haul being this build.
+    fn copy(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(HAUL);
+        cmd.args([
+            "copy",
+            "--quiet",
+            "--ssh-cmd",
+            &self.ssh_cmd,
+            "--remote-haul",
+            HAUL,
+        ]);
+        cmd.args(args);
+        cmd
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("haul-copy-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn run_ok(mut cmd: Command) -> Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{:?} failed: {}\n{}",
+        cmd,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).expect("a JSON summary")
+}
+
+/// A pseudo-random file (xorshift: fast enough for a gigabyte).
+fn write_file(path: &Path, len: u64, seed: u64) {
+    let mut state = seed | 1;
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, fs::File::create(path).unwrap());
+    let mut left = len;
+    let mut block = vec![0u8; 1 << 16];
+    while left > 0 {
+        for word in block.chunks_exact_mut(8) {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            word.copy_from_slice(&state.to_le_bytes());
+        }
+        let n = left.min(block.len() as u64) as usize;
+        std::io::Write::write_all(&mut w, &block[..n]).unwrap();
+        left -= n as u64;
+    }
+}
+
+fn set_mtime(path: &Path, secs: u64) {
+    // Read-only is enough for the owner (and works on directories).
+    let f = fs::File::open(path).unwrap();
+    f.set_modified(SystemTime::UNIX_EPOCH + Duration::new(secs, 987_654_321))
+        .unwrap();
+}
+
+/// 10 000 small files in 100 directories, empty files and directories, symlinks, odd modes.
+fn make_tree(root: &Path) {
+    for d in 0..100 {
+        let dir = root.join(format!("d{d:02}"));
+        fs::create_dir_all(&dir).unwrap();
+        for f in 0..100 {
+            let path = dir.join(format!("f{f:02}"));
+            fs::write(&path, format!("{d}/{f}").repeat(d * 7 + f)).unwrap();
+            set_mtime(&path, 1_600_000_000 + (d * 100 + f) as u64);
+        }
+    }
+    fs::create_dir_all(root.join("empty-dir")).unwrap();
+    fs::write(root.join("empty-file"), b"").unwrap();
+    fs::set_permissions(root.join("empty-file"), fs::Permissions::from_mode(0o600)).unwrap();
+    fs::set_permissions(root.join("d00/f01"), fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink("d00/f00", root.join("link")).unwrap();
+    std::os::unix::fs::symlink("/does/not/exist", root.join("dangling")).unwrap();
+    set_mtime(&root.join("d07"), 1_234_567_890);
+}
+
+/// Kind, content, mode, mtime and link targets agree everywhere below `a` and `b`.
+fn assert_same_tree(a: &Path, b: &Path) -> usize {
+    let mut names: Vec<_> = fs::read_dir(a)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    let mut other: Vec<_> = fs::read_dir(b)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort();
+    other.sort();
+    assert_eq!(names, other, "{}", b.display());
+    let mut count = 0;
+    for name in names {
+        let (pa, pb) = (a.join(&name), b.join(&name));
+        let (ma, mb) = (
+            fs::symlink_metadata(&pa).unwrap(),
+            fs::symlink_metadata(&pb).unwrap(),
+        );
+        assert_eq!(ma.file_type(), mb.file_type(), "{}", pb.display());
+        assert_eq!(
+            (ma.mtime(), ma.mtime_nsec()),
+            (mb.mtime(), mb.mtime_nsec()),
+            "{}",
+            pb.display()
+        );
+        count += 1;
+        if ma.is_symlink() {
+            assert_eq!(fs::read_link(&pa).unwrap(), fs::read_link(&pb).unwrap());
+        } else if ma.is_dir() {
+            assert_eq!(ma.mode(), mb.mode(), "{}", pb.display());
+            count += assert_same_tree(&pa, &pb);
+        } else {
+            assert_eq!(ma.mode(), mb.mode(), "{}", pb.display());
+            assert!(same_content(&pa, &pb), "{} differs", pb.display());
+        }
+    }
+    count
+}
+
+fn same_content(a: &Path, b: &Path) -> bool {
+    let hash = |p: &Path| {
+        let mut h = blake3::Hasher::new();
+        let mut f = fs::File::open(p).unwrap();
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = f.read(&mut buf).unwrap();
+            if n == 0 {
+                return h.finalize();
+            }
+            h.update(&buf[..n]);
+        }
+    };
+    hash(a) == hash(b)
+}
+
+#[test]
+fn trees_and_a_large_file_both_ways() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(sshd) = Sshd::start() else { return };
+    let dir = scratch("both-ways");
+    let tree = dir.join("tree");
+    make_tree(&tree);
+    let big = dir.join("big.bin");
+    write_file(&big, 1 << 30, 42);
+    let (up, down) = (dir.join("up"), dir.join("down"));
+    fs::create_dir_all(&up).unwrap();
+    fs::create_dir_all(&down).unwrap();
+
+    let remote = |p: &Path| format!("127.0.0.1:{}", p.display());
+    let out = run_ok(sshd.copy(&[
+        "--json",
+        tree.to_str().unwrap(),
+        big.to_str().unwrap(),
+        &remote(&up),
+    ]));
+    let report = json(&out);
+    assert_eq!(report["files"], 10_002, "{report}");
+    assert_eq!(report["failures"].as_array().unwrap().len(), 0);
+    assert_eq!(assert_same_tree(&tree, &up.join("tree")), 10_104);
+    assert!(same_content(&big, &up.join("big.bin")));
+
+    let out = run_ok(sshd.copy(&[
+        "--json",
+        &remote(&up.join("tree")),
+        &remote(&up.join("big.bin")),
+        down.to_str().unwrap(),
+    ]));
+    assert_eq!(json(&out)["direction"], "download");
+    assert_eq!(assert_same_tree(&tree, &down.join("tree")), 10_104);
+    assert!(same_content(&big, &down.join("big.bin")));
+
+    // Again: everything is up to date, nothing is sent.
+    let out = run_ok(sshd.copy(&["--json", tree.to_str().unwrap(), &remote(&up)]));
+    let report = json(&out);
+    assert_eq!(
+        (report["bytes_sent"].as_u64(), report["up_to_date"].as_u64()),
+        (Some(0), Some(10_001))
+    );
+    fs::remove_dir_all(dir).unwrap();
+}
+
+/// Verified bytes recorded in a partial file's journal (32-byte header, 36-byte records, 1 MiB
+/// chunks).
+fn journaled_bytes(journal: &Path) -> u64 {
+    fs::metadata(journal).map_or(0, |m| m.len().saturating_sub(32) / 36 * (1 << 20))
+}
+
+/// Starts an upload of `src` capped at 400 Mbit/s, kills `victim` once a quarter of it is
+/// journaled, then copies again; checks what the second run re-sent.
+fn kill_and_resume(sshd: &Sshd, dir: &Path, victim: &str) {
+    let src = dir.join("big.bin");
+    let size: u64 = 768 << 20;
+    write_file(&src, size, 7);
+    let dest = dir.join("dest");
+    fs::create_dir_all(&dest).unwrap();
+    let target = format!("127.0.0.1:{}", dest.display());
+    let journal = dest.join(".big.bin.haul-journal");
+    let mut first = sshd.copy(&["--max-rate", "400M", src.to_str().unwrap(), &target]);
+    // Own process group: killing "local" takes ssh with it, as a closed terminal would.
+    first
+        .process_group(0)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut first = first.spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while journaled_bytes(&journal) < size / 4 {
+        assert!(Instant::now() < deadline, "the copy made no progress");
+        assert!(
+            first.try_wait().unwrap().is_none(),
+            "the copy ended before it was killed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    match victim {
+        // SAFETY: signalling the process group we created.
+        "local" => unsafe { libc::kill(-(first.id() as i32), libc::SIGKILL) },
+        _ => {
+            // The far side only (not the ssh client, whose command line names it too).
+            let status = Command::new("pkill")
+                .args(["-KILL", "-f", &far_side_pattern()])
+                .status()
+                .unwrap();
+            assert!(status.success(), "no remote haul to kill");
+            0
+        }
+    };
+    let status = first.wait().unwrap();
+    assert!(!status.success(), "the killed copy reported success");
+    // Let a surviving far side notice and stop writing before the retry.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Command::new("pgrep")
+        .args(["-f", &far_side_pattern()])
+        .status()
+        .unwrap()
+        .success()
+    {
+        assert!(Instant::now() < deadline, "the far side did not stop");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        !dest.join("big.bin").exists(),
+        "a partial file appeared under the final name"
+    );
+    let verified = journaled_bytes(&journal);
+    assert!(verified >= size / 4, "{verified}");
+
+    let out = run_ok(sshd.copy(&["--json", src.to_str().unwrap(), &target]));
+    let report = json(&out);
+    let sent = report["bytes_sent"].as_u64().unwrap();
+    let resumed = report["bytes_resumed"].as_u64().unwrap();
+    assert!(
+        same_content(&src, &dest.join("big.bin")),
+        "the resumed file differs"
+    );
+    assert!(
+        resumed >= verified,
+        "resumed {resumed} of {verified} verified"
+    );
+    let resent_verified = sent.saturating_sub(size - verified);
+    assert!(
+        resent_verified * 10 < verified,
+        "re-sent {resent_verified} of {verified} verified bytes ({report})"
+    );
+    assert!(!journal.exists() && !dest.join(".big.bin.haul-part").exists());
+}
+
+/// Matches the far side's command line and nothing else.
+fn far_side_pattern() -> String {
+    format!("^{HAUL} serve-copy")
+}
+
+#[test]
+fn killing_the_local_side_then_copying_again_resumes() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(sshd) = Sshd::start() else { return };
+    let dir = scratch("kill-local");
+    kill_and_resume(&sshd, &dir, "local");
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn killing_the_remote_side_then_copying_again_resumes() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(sshd) = Sshd::start() else { return };
+    let dir = scratch("kill-remote");
+    kill_and_resume(&sshd, &dir, "remote");
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_remote_without_haul_and_a_local_only_copy_fail_clearly() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(sshd) = Sshd::start() else { return };
+    let dir = scratch("errors");
+    fs::write(dir.join("f"), b"x").unwrap();
+    let mut cmd = Command::new(HAUL);
+    cmd.args([
+        "copy",
+        "--ssh-cmd",
+        &sshd.ssh_cmd,
+        "--remote-haul",
+        "/nonexistent/haul",
+    ]);
+    cmd.arg(dir.join("f"))
+        .arg(format!("127.0.0.1:{}", dir.display()));
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(4));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("haul is not installed there"), "{stderr}");
+
+    let out = Command::new(HAUL)
+        .args(["copy", "a", "b"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("one side must be remote"));
+    fs::remove_dir_all(dir).unwrap();
+}
