@@ -101,6 +101,8 @@ struct Incoming {
     unjournaled_bytes: u64,
     /// Why the file cannot succeed (a bad chunk), reported at its end.
     failed: Option<String>,
+    /// The partial file was reopened from an earlier attempt.
+    resumed: bool,
 }
 
 /// A verified file waiting for its batch to be synced and renamed.
@@ -336,7 +338,9 @@ impl<'a, W: Write> Receiver<'a, W> {
         let journal_path = part_name(target, "journal");
         let mut hashes = vec![None; chunks];
         let mut have = Vec::new();
-        if !self.no_resume && fs::symlink_metadata(&part_path).is_ok_and(|m| m.is_file()) {
+        // Only files of more than one chunk get a journal: skip the look for the others.
+        let resumable = chunks > 1 && !self.no_resume;
+        if resumable && fs::symlink_metadata(&part_path).is_ok_and(|m| m.is_file()) {
             for (index, hash) in Journal::load(&journal_path, identity).unwrap_or_default() {
                 if hashes[index as usize].replace(hash).is_none() {
                     have.push(index);
@@ -362,6 +366,7 @@ impl<'a, W: Write> Receiver<'a, W> {
                 unjournaled: Vec::new(),
                 unjournaled_bytes: 0,
                 failed: None,
+                resumed: false,
             },
         );
         Ok(Frame::Want {
@@ -565,14 +570,23 @@ impl Incoming {
     /// (never through a symlink). Files of more than one chunk get a journal.
     fn open(&mut self) -> io::Result<()> {
         let resuming = self.hashes.iter().any(Option::is_some);
+        self.resumed = resuming;
         let mut options = OpenOptions::new();
         options.write(true).custom_flags(libc::O_NOFOLLOW);
         if resuming {
             self.part = Some(options.open(&self.part_path)?);
             self.journal = Some(Journal::reopen(&self.journal_path)?);
         } else {
-            let _ = fs::remove_file(&self.part_path);
-            self.part = Some(options.create_new(true).mode(0o600).open(&self.part_path)?);
+            options.create_new(true).mode(0o600);
+            let part = match options.open(&self.part_path) {
+                // Left by an earlier attempt that cannot be resumed: start over.
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                    fs::remove_file(&self.part_path)?;
+                    options.open(&self.part_path)?
+                }
+                other => other?,
+            };
+            self.part = Some(part);
             if self.hashes.len() > 1 {
                 self.journal = Some(Journal::create(&self.journal_path, self.identity)?);
             }
@@ -618,7 +632,10 @@ impl Incoming {
             self.open()?;
         }
         let part = self.part.as_ref().expect("opened above");
-        part.set_len(self.identity.size)?;
+        if self.resumed {
+            // A partial file from an earlier attempt may be longer than this version.
+            part.set_len(self.identity.size)?;
+        }
         part.set_permissions(fs::Permissions::from_mode(safe_mode(mode)))?;
         part.set_modified(system_time(mtime))?;
         Ok(())
