@@ -35,8 +35,9 @@ pub enum Frame {
         file: u32,
         /// Already complete at the destination (same size and mtime): send nothing.
         up_to_date: bool,
-        /// Chunks already verified in a partial file from an earlier attempt.
-        have: Vec<u32>,
+        /// Chunks already verified in a partial file from an earlier attempt, with their hashes
+        /// (the sender takes them for the file digest instead of reading those chunks again).
+        have: Vec<(u32, [u8; 32])>,
     },
     /// Sender → receiver: one chunk of a file.
     Chunk {
@@ -164,8 +165,9 @@ impl Frame {
                 put_u32(b, *file);
                 b.push(*up_to_date as u8);
                 put_u32(b, have.len() as u32);
-                for i in have {
-                    put_u32(b, *i);
+                for (index, hash) in have {
+                    put_u32(b, *index);
+                    b.extend_from_slice(hash);
                 }
                 WANT
             }
@@ -249,10 +251,12 @@ impl Frame {
                 let file = c.u32()?;
                 let up_to_date = c.flag()?;
                 let n = c.u32()? as usize;
-                if n > c.remaining() / 4 {
+                if n > c.remaining() / 36 {
                     return Err(FrameError::Malformed("chunk count beyond the frame"));
                 }
-                let have = (0..n).map(|_| c.u32()).collect::<Result<_, _>>()?;
+                let have = (0..n)
+                    .map(|_| Ok((c.u32()?, c.hash()?)))
+                    .collect::<Result<_, FrameError>>()?;
                 Frame::Want {
                     file,
                     up_to_date,
@@ -436,7 +440,7 @@ mod tests {
             Frame::Want {
                 file: 1,
                 up_to_date: false,
-                have: vec![0, 2, 3],
+                have: vec![(0, [1; 32]), (2, [2; 32]), (3, [3; 32])],
             },
             Frame::Chunk {
                 file: 1,

@@ -8,8 +8,9 @@
 //!   same size and mtime; the chunks missing from a partial file otherwise), so many small files
 //!   cost no round trip each.
 //! * Files travel in chunks, each hashed with BLAKE3 as it is read and checked as it arrives;
-//!   the whole-file digest is BLAKE3 over the chunk hashes, so a resumed file is verified without
-//!   re-reading what was already on disk.
+//!   the whole-file digest is BLAKE3 over the chunk hashes, so resuming re-reads nothing a partial
+//!   file already holds: the receiver sends the journaled hashes of those chunks (recorded for the
+//!   same source size and mtime) and the sender folds them into the digest.
 //! * Data lands in `.NAME.haul-part`, is `fdatasync`ed (small files in batches, with `syncfs`),
 //!   and is renamed over `NAME` only once its digest matches: a failed or interrupted copy never
 //!   leaves a partial file under the destination name. Chunks of large files are recorded in a

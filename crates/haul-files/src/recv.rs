@@ -343,13 +343,13 @@ impl<'a, W: Write> Receiver<'a, W> {
         if resumable && fs::symlink_metadata(&part_path).is_ok_and(|m| m.is_file()) {
             for (index, hash) in Journal::load(&journal_path, identity).unwrap_or_default() {
                 if hashes[index as usize].replace(hash).is_none() {
-                    have.push(index);
+                    have.push((index, hash));
                 }
             }
         }
         let resumed: u64 = have
             .iter()
-            .map(|&i| chunk_len(size, self.chunk_size, i))
+            .map(|&(i, _)| chunk_len(size, self.chunk_size, i))
             .sum();
         self.summary.bytes_resumed += resumed;
         Progress::add(&self.progress.bytes_done, resumed);

@@ -3,7 +3,7 @@
 use crate::frame::{Frame, Status, VERSION};
 use crate::manifest::{scan, Kind, Source};
 use crate::{CopyError, Progress, Summary, DEFAULT_CHUNK_SIZE};
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
 use std::os::unix::fs::FileExt;
@@ -70,7 +70,8 @@ struct Job {
     file: u32,
     local: PathBuf,
     size: u64,
-    have: HashSet<u32>,
+    /// Chunks the receiver holds, and their hashes.
+    have: HashMap<u32, [u8; 32]>,
 }
 
 /// Sends `sources` over a stream whose halves are `input` (from the receiver) and `output`.
@@ -243,7 +244,12 @@ impl<W: Write> State<'_, W> {
     }
 
     /// Queues a wanted file for the reader; whether a job was queued.
-    fn on_want(&mut self, file: u32, up_to_date: bool, have: Vec<u32>) -> Result<bool, CopyError> {
+    fn on_want(
+        &mut self,
+        file: u32,
+        up_to_date: bool,
+        have: Vec<(u32, [u8; 32])>,
+    ) -> Result<bool, CopyError> {
         let source = self
             .manifest
             .get(file as usize)
@@ -350,10 +356,15 @@ fn read_file(
         let offset = index * chunk;
         let len = chunk.min(job.size - offset) as usize;
         let index = index as u32;
-        let wanted = !job.have.contains(&index);
-        if wanted {
-            tokens.recv().map_err(|_| "stopped".to_string())?;
+        if let Some(hash) = job.have.get(&index) {
+            // Verified at the receiver when it was written, for this same size and mtime.
+            root.update(hash);
+            events
+                .send(Event::Piece(Piece::Resumed { len: len as u64 }))
+                .map_err(|_| "stopped".to_string())?;
+            continue;
         }
+        tokens.recv().map_err(|_| "stopped".to_string())?;
         let mut data = vec![0u8; len];
         file.read_exact_at(&mut data, offset).map_err(|e| {
             format!(
@@ -363,15 +374,11 @@ fn read_file(
         })?;
         let hash = *blake3::hash(&data).as_bytes();
         root.update(&hash);
-        let piece = if !wanted {
-            Piece::Resumed { len: len as u64 }
-        } else {
-            Piece::Chunk {
-                file: job.file,
-                index,
-                hash,
-                data,
-            }
+        let piece = Piece::Chunk {
+            file: job.file,
+            index,
+            hash,
+            data,
         };
         events
             .send(Event::Piece(piece))
