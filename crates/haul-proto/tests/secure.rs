@@ -130,8 +130,8 @@ fn replayed_and_forged_packets_never_reach_the_reader() {
         "a replayed or forged packet changed the stream"
     );
     let stats = run.server_stats();
-    assert!(stats.packets_replayed > 1_000, "{stats:?}");
-    assert!(stats.packets_forged > 1_000, "{stats:?}");
+    assert!(stats.packets_replayed > 500, "{stats:?}");
+    assert!(stats.packets_forged > 500, "{stats:?}");
 }
 
 #[test]

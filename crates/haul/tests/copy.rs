@@ -58,7 +58,7 @@ impl Sshd {
             "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\n\
              AuthorizedKeysFile {d}/authorized_keys\nPermitRootLogin prohibit-password\n\
              PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n\
-             StrictModes no\nPidFile {d}/sshd.pid\nLogLevel ERROR\n"
+             StrictModes no\nPidFile {d}/sshd.pid\nLogLevel FATAL\n"
         );
         fs::write(dir.join("sshd_config"), config).unwrap();
         let child = Command::new(SSHD)
@@ -343,7 +343,8 @@ fn kill_and_resume(sshd: &Sshd, dir: &Path, victim: &str) {
     let verified = journaled_bytes(&journal);
     assert!(verified >= size / 4, "{verified}");
 
-    let out = run_ok(sshd.copy(&["--json", src.to_str().unwrap(), &target]));
+    // `--resume` is the default; named here as a user would after an interruption.
+    let out = run_ok(sshd.copy(&["--json", "--resume", src.to_str().unwrap(), &target]));
     let report = json(&out);
     let sent = report["bytes_sent"].as_u64().unwrap();
     let resumed = report["bytes_resumed"].as_u64().unwrap();
