@@ -234,8 +234,8 @@ fn flows_sharing_a_bottleneck_keep_it_full() {
     }
 }
 
-/// Issue 6's fairness target: Jain ≥ 0.98 for 2 and 4 flows. A known failure (at 10 ms a second
-/// flow gets under a fifth of its share); run it with `--ignored` while working on it.
+/// Issue 6's fairness target: Jain ≥ 0.98 for 2 and 4 flows. A known failure (four flows at
+/// 100 ms: Jain 0.81, the last at 57 % of its share); run it with `--ignored` while working on it.
 #[test]
 #[ignore = "known failure, issue 6: flows do not converge to fair shares"]
 fn flows_share_a_bottleneck_fairly() {

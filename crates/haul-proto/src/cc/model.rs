@@ -51,6 +51,12 @@ const MAX_RANDOM_LOSS: f64 = 0.2;
 /// multiple of the previous round's send rate (a UDT4 receiver's interval-based estimate reads
 /// bursts of arrivals as absurd rates).
 const DELIVERY_CAP: f64 = 1.25;
+/// In startup the sender's own delivery sample counts only until the receiver's report for a
+/// round reaches this share of it (a UDT4 receiver's estimate starts at 16 packets per second).
+const WARM_REPORT: f64 = 0.5;
+/// …judged only on rounds that acknowledged this many packets: on a handful, both rates are noise
+/// (a latch on the reference's first reports of 16 packets per second left startup crawling).
+const WARM_PACKETS: u64 = 16;
 /// Extra window, in time at the estimated rate, for holes awaiting retransmission: the cumulative
 /// ACK stalls behind a hole until its retransmission arrives, and a lost retransmission waits for
 /// a re-NAK (an RTO plus the 10 ms ACK timer).
@@ -117,6 +123,8 @@ pub struct ModelRate {
     largest_sent: u64,
     /// New packets sent per second in the previous round (0 before one completed).
     sent_pps: f64,
+    /// The receiver's delivery reports have been credible once (see [`WARM_REPORT`]).
+    receiver_warm: bool,
 }
 
 impl ModelRate {
@@ -145,6 +153,7 @@ impl ModelRate {
             sent_at_round_start: init.isn,
             largest_sent: init.isn,
             sent_pps: 0.0,
+            receiver_warm: false,
         }
     }
 
@@ -229,7 +238,13 @@ impl ModelRate {
         if self.phase == Phase::Startup && elapsed > 0.0 && self.round_acked > 0 {
             let own = self.capped(self.round_acked as f64 / elapsed);
             let slot = &mut self.bw_rounds[self.round];
-            *slot = slot.max(own);
+            // Only until the receiver's reports are warm (at least half of ours once): from then
+            // on they win, because ours reads the cumulative ACK's jump over a filled hole as a
+            // burst of deliveries and would pace startup far above the link.
+            self.receiver_warm |= self.round_acked >= WARM_PACKETS && *slot >= own * WARM_REPORT;
+            if !self.receiver_warm {
+                *slot = own;
+            }
         }
         if elapsed > 0.0 {
             let sent = self.largest_sent.saturating_sub(self.sent_at_round_start);

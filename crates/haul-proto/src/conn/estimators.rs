@@ -124,6 +124,8 @@ pub struct ArrivalWindow {
     probe_start: Option<Instant>,
     counted: u64,
     counting_since: Option<Instant>,
+    /// When the last rate was reported, and whether packets arrived in its window.
+    last_report: Option<(Instant, bool)>,
 }
 
 impl Default for ArrivalWindow {
@@ -134,6 +136,7 @@ impl Default for ArrivalWindow {
             probe_start: None,
             counted: 0,
             counting_since: None,
+            last_report: None,
         }
     }
 }
@@ -155,12 +158,23 @@ impl ArrivalWindow {
         }
     }
 
-    /// Packets per second for a full ACK sent at `now` — the packets counted since the last
-    /// report over the time since the first of them — and restarts the count. 0 when fewer than
-    /// two packets arrived.
+    /// Packets per second for a full ACK sent at `now`, and restarts the count: the packets
+    /// counted since the last report over the time since that report while packets keep coming
+    /// (windows that tile count every packet once over the time it took), or since the first of
+    /// them after a quiet window. 0 when fewer than two packets arrived.
+    ///
+    /// Measuring from the first arrival instead reads N packets over N − ½ gaps on average: a
+    /// bias of +½ packet per report (+0.6 % at 100 Mbit/s with 10 ms reports), enough for the
+    /// controller's max filter to pace above the link and keep a queue.
     pub fn report_rate(&mut self, now: Instant) -> u32 {
         let counted = std::mem::take(&mut self.counted);
-        match self.counting_since.take() {
+        let first = self.counting_since.take();
+        let start = match (self.last_report, first) {
+            (Some((previous, true)), Some(first)) => Some(previous.min(first)),
+            (_, first) => first,
+        };
+        self.last_report = Some((now, counted > 0));
+        match start {
             Some(t) if now > t && counted > 1 => {
                 (counted as f64 / now.duration_since(t).as_secs_f64()).min(u32::MAX as f64) as u32
             }
@@ -232,6 +246,24 @@ mod tests {
             }
         }
         assert_eq!(w.report_rate(t0 + Duration::from_millis(10)), 10_000);
+    }
+
+    #[test]
+    fn back_to_back_reports_count_each_gap_once() {
+        let mut w = ArrivalWindow::default();
+        let t0 = Instant::now();
+        let mut rates = Vec::new();
+        // One packet every 100 µs for 50 ms, reported every 10 ms (between arrivals).
+        for i in 0..500u64 {
+            let at = t0 + Duration::from_micros(100 * i);
+            if i > 0 && i % 100 == 0 {
+                rates.push(w.report_rate(at - Duration::from_micros(50)));
+            }
+            w.on_arrival(at, (i & 0xF) as u32);
+        }
+        // The first window starts at its first packet; the others tile: exactly 10 000.
+        assert!(rates[0] >= 10_000 && rates[0] < 10_060, "{rates:?}");
+        assert_eq!(&rates[1..], &[10_000, 10_000, 10_000]);
     }
 
     #[test]
