@@ -100,8 +100,21 @@ fn start_peer(args: &[String]) -> Child {
     child
 }
 
+/// Waits for `child` to succeed; kills it and fails after three minutes (every transfer here takes
+/// seconds: a hang is a failure, not a CI timeout).
 fn wait_ok(mut child: Child, what: &str) {
-    let status = child.wait().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(180);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} still running after 180 s: killed");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     assert!(status.success(), "{what} failed: {status}");
 }
 
