@@ -1,6 +1,6 @@
 //! The receiving side: manifest in, requests out, chunks written, verified, synced and renamed.
 
-use crate::frame::{Frame, Status, VERSION};
+use crate::frame::{Frame, FrameError, Status, VERSION};
 use crate::journal::{Identity, Journal};
 use crate::manifest::{Entry, Kind};
 use crate::path::RelPath;
@@ -13,6 +13,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
+use std::sync::mpsc;
 use std::time::{Duration, SystemTime};
 
 /// Verified data of a large file is made durable and journaled every this many bytes.
@@ -22,20 +23,22 @@ const SYNC_ALONE: u64 = 8 << 20;
 /// A batch of small files is synced (one `syncfs`) and renamed at this many files or bytes.
 const BATCH_FILES: usize = 1024;
 const BATCH_BYTES: u64 = 64 << 20;
+/// Frames buffered between the connection and the file system (chunks are 1 MiB by default).
+const READ_AHEAD_FRAMES: usize = 64;
 /// Most entries in a manifest.
 const MAX_ENTRIES: usize = 50_000_000;
 
 /// Receives a copy into `dest` over a stream whose halves are `input` (from the sender) and
 /// `output`. `dest` is an existing directory (entries land inside it under their own names), or
 /// a new name for the single top-level entry, as with `cp` and `scp`.
-pub fn receive<R: Read, W: Write>(
-    mut input: R,
+pub fn receive<R: Read + Send + 'static, W: Write>(
+    input: R,
     output: W,
     dest: &Path,
     progress: &Progress,
 ) -> Result<Summary, CopyError> {
     let mut out = BufWriter::with_capacity(64 << 10, output);
-    let result = receive_inner(&mut input, &mut out, dest, progress);
+    let result = receive_inner(input, &mut out, dest, progress);
     if let Err(e) = &result {
         // Tell the sender why, if the connection still works.
         if !matches!(e, CopyError::Frame(_) | CopyError::Remote(_)) {
@@ -46,13 +49,13 @@ pub fn receive<R: Read, W: Write>(
     result
 }
 
-fn receive_inner<R: Read, W: Write>(
-    input: &mut R,
+fn receive_inner<R: Read + Send + 'static, W: Write>(
+    mut input: R,
     out: &mut BufWriter<W>,
     dest: &Path,
     progress: &Progress,
 ) -> Result<Summary, CopyError> {
-    let (chunk_size, no_resume) = match Frame::read_from(input)? {
+    let (chunk_size, no_resume) = match Frame::read_from(&mut input)? {
         Some(Frame::Hello {
             version: VERSION,
             chunk_size,
@@ -69,7 +72,7 @@ fn receive_inner<R: Read, W: Write>(
     };
     let mut entries = Vec::new();
     loop {
-        match Frame::read_from(input)? {
+        match Frame::read_from(&mut input)? {
             Some(Frame::Entries(batch)) if entries.len() + batch.len() <= MAX_ENTRIES => {
                 entries.extend(batch)
             }
@@ -79,11 +82,32 @@ fn receive_inner<R: Read, W: Write>(
         }
     }
     let mut rx = Receiver::new(out, dest, entries, chunk_size, no_resume, progress)?;
-    let result = rx.plan().and_then(|()| rx.receive_data(input));
+    let result = rx.plan().and_then(|()| rx.receive_data(&read_ahead(input)));
     if result.is_err() {
         rx.abandon();
     }
     result.map(|()| rx.summary)
+}
+
+/// Frames read off the connection ahead of the file system.
+type FrameInbox = mpsc::Receiver<Result<Option<Frame>, FrameError>>;
+
+/// Reads frames on a thread of their own, up to [`READ_AHEAD_FRAMES`] ahead: while this side
+/// syncs a batch to disk the connection keeps draining, so the sender's rate does not collapse
+/// with every `fdatasync`. The thread ends at the end of the stream or when the copy is dropped.
+fn read_ahead<R: Read + Send + 'static>(mut input: R) -> FrameInbox {
+    let (tx, rx) = mpsc::sync_channel(READ_AHEAD_FRAMES);
+    std::thread::Builder::new()
+        .name("haul-recv-frames".into())
+        .spawn(move || loop {
+            let frame = Frame::read_from(&mut input);
+            let last = !matches!(frame, Ok(Some(_)));
+            if tx.send(frame).is_err() || last {
+                return;
+            }
+        })
+        .expect("spawning a thread");
+    rx
 }
 
 /// A regular file being received.
@@ -387,9 +411,12 @@ impl<'a, W: Write> Receiver<'a, W> {
         Ok(())
     }
 
-    fn receive_data<R: Read>(&mut self, input: &mut R) -> Result<(), CopyError> {
+    fn receive_data(&mut self, frames: &FrameInbox) -> Result<(), CopyError> {
         loop {
-            match Frame::read_from(input)? {
+            let frame = frames
+                .recv()
+                .map_err(|_| CopyError::Protocol("the frame reader stopped".into()))?;
+            match frame? {
                 Some(Frame::Chunk {
                     file,
                     index,
