@@ -28,6 +28,10 @@ pub const EXIT_PARTIAL: u8 = 3;
 pub const EXIT_CONNECT: u8 = 4;
 
 #[derive(Args)]
+#[command(
+    override_usage = "haul copy [OPTIONS] SRC... [USER@]HOST:DST\n       \
+                      haul copy [OPTIONS] [USER@]HOST:SRC... DST"
+)]
 #[command(after_help = "\
 Examples:
   haul copy big.iso server:/data/           one file into a remote directory
@@ -46,7 +50,7 @@ Exit status: 0 all copied; 1 error; 2 usage; 3 some entries failed (listed); 4 t
 not be started or reached.")]
 pub struct CopyArgs {
     /// Sources, then the destination. Exactly one side is remote: [USER@]HOST:PATH.
-    #[arg(required = true, num_args = 2.., value_name = "SRC... DST")]
+    #[arg(required = true, num_args = 2.., value_name = "PATH")]
     paths: Vec<String>,
     /// Accepted for scp compatibility: directories are always copied recursively.
     #[arg(short = 'r', long)]
