@@ -28,10 +28,8 @@ pub const EXIT_PARTIAL: u8 = 3;
 pub const EXIT_CONNECT: u8 = 4;
 
 #[derive(Args)]
-#[command(
-    override_usage = "haul copy [OPTIONS] SRC... [USER@]HOST:DST\n       \
-                      haul copy [OPTIONS] [USER@]HOST:SRC... DST"
-)]
+#[command(override_usage = "haul copy [OPTIONS] SRC... [USER@]HOST:DST\n       \
+                      haul copy [OPTIONS] [USER@]HOST:SRC... DST")]
 #[command(after_help = "\
 Examples:
   haul copy big.iso server:/data/           one file into a remote directory
