@@ -76,6 +76,29 @@ pub struct Summary {
     pub failures: Vec<(String, String)>,
 }
 
+impl Summary {
+    /// The manifest's counts (files, directories, symlinks, bytes), also set as `progress`'s
+    /// totals.
+    fn of_manifest(entries: &[manifest::Entry], progress: &Progress) -> Self {
+        let mut summary = Summary::default();
+        for e in entries {
+            match e.kind {
+                manifest::Kind::File { size } => {
+                    summary.files += 1;
+                    summary.bytes += size;
+                }
+                manifest::Kind::Dir => summary.dirs += 1,
+                manifest::Kind::Symlink { .. } => summary.symlinks += 1,
+            }
+        }
+        progress.bytes_total.store(summary.bytes, Ordering::Relaxed);
+        progress
+            .files_total
+            .store(entries.len() as u64, Ordering::Relaxed);
+        summary
+    }
+}
+
 /// Why a copy stopped.
 #[derive(Debug, Error)]
 pub enum CopyError {

@@ -12,7 +12,6 @@ use std::io::{self, BufWriter, Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::time::{Duration, SystemTime};
 
@@ -192,21 +191,7 @@ impl<'a, W: Write> Receiver<'a, W> {
                 dest.display()
             )));
         };
-        let mut summary = Summary::default();
-        for e in &entries {
-            match e.kind {
-                Kind::File { size } => {
-                    summary.files += 1;
-                    summary.bytes += size;
-                }
-                Kind::Dir => summary.dirs += 1,
-                Kind::Symlink { .. } => summary.symlinks += 1,
-            }
-        }
-        progress.bytes_total.store(summary.bytes, Ordering::Relaxed);
-        progress
-            .files_total
-            .store(entries.len() as u64, Ordering::Relaxed);
+        let summary = Summary::of_manifest(&entries, progress);
         let safe_dirs = HashSet::from([root.clone()]);
         Ok(Self {
             out,

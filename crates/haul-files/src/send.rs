@@ -8,7 +8,6 @@ use std::fs::File;
 use std::io::{BufWriter, Read, Write};
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender, TryRecvError};
 use std::sync::Arc;
 use std::thread;
@@ -87,21 +86,8 @@ where
     W: Write,
 {
     let manifest = scan(sources)?;
-    let mut summary = Summary::default();
-    for s in &manifest {
-        match s.entry.kind {
-            Kind::File { size } => {
-                summary.files += 1;
-                summary.bytes += size;
-            }
-            Kind::Dir => summary.dirs += 1,
-            Kind::Symlink { .. } => summary.symlinks += 1,
-        }
-    }
-    progress.bytes_total.store(summary.bytes, Ordering::Relaxed);
-    progress
-        .files_total
-        .store(manifest.len() as u64, Ordering::Relaxed);
+    let entries: Vec<_> = manifest.iter().map(|s| s.entry.clone()).collect();
+    let mut summary = Summary::of_manifest(&entries, progress);
     let mut out = BufWriter::with_capacity(256 << 10, output);
     Frame::Hello {
         version: VERSION,
@@ -109,8 +95,8 @@ where
         no_resume: options.no_resume,
     }
     .write_to(&mut out)?;
-    for batch in manifest.chunks(ENTRIES_PER_FRAME) {
-        Frame::Entries(batch.iter().map(|s| s.entry.clone()).collect()).write_to(&mut out)?;
+    for batch in entries.chunks(ENTRIES_PER_FRAME) {
+        Frame::Entries(batch.to_vec()).write_to(&mut out)?;
     }
     Frame::EntriesEnd.write_to(&mut out)?;
     out.flush()?;
