@@ -111,15 +111,11 @@ pub fn start(
     let line = match rx.recv_timeout(START_TIMEOUT) {
         Ok(Some(Ok(line))) => line,
         Ok(_) => return Err(session.start_failure()),
-        Err(_) => {
-            session.kill();
-            bail!("{target}: the remote haul did not start within {START_TIMEOUT:?}");
-        }
+        Err(_) => bail!("{target}: the remote haul did not start within {START_TIMEOUT:?}"),
     };
     match Announcement::parse(&line) {
         Some(a) => Ok((session, a)),
         None => {
-            session.kill();
             bail!(
                 "{target}: unexpected output from the remote side: {line:?} (does the remote \
                  shell print something at login? is the remote haul the same version?)"
@@ -160,17 +156,21 @@ impl Session {
                 };
             }
             if std::time::Instant::now() >= deadline {
-                self.kill();
                 bail!("{}: the remote haul did not exit; stopped it", self.target);
             }
             std::thread::sleep(Duration::from_millis(20));
         }
     }
+}
 
-    /// Ends the ssh session now.
-    pub fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+impl Drop for Session {
+    /// Ends ssh (and with it the far side) on every path: after `finish` it has exited already;
+    /// on an early error it must not outlive us.
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }
 

@@ -206,7 +206,7 @@ pub fn run(args: CopyArgs) -> Result<ExitCode> {
         Side::Send(_) => "upload",
         Side::Receive(_) => "download",
     };
-    let result = transfer(stream.try_clone()?, local, &progress);
+    let result = transfer(stream.try_clone()?, local, args.no_resume, &progress);
     let seconds = started.elapsed().as_secs_f64();
     if let Some(bar) = bar {
         bar.finish();
@@ -219,9 +219,7 @@ pub fn run(args: CopyArgs) -> Result<ExitCode> {
             summary
         }
         Err(e) => {
-            drop(stream);
-            let mut session = session;
-            session.kill();
+            // Dropping the session ends ssh and the far side.
             return Err(anyhow!(e).context(format!("copy with {target} failed")));
         }
     };
@@ -270,11 +268,20 @@ enum Side {
 }
 
 /// Runs this side of the copy over `stream`.
-fn transfer(stream: Stream, side: Side, progress: &Arc<Progress>) -> Result<Summary, CopyError> {
+fn transfer(
+    stream: Stream,
+    side: Side,
+    no_resume: bool,
+    progress: &Arc<Progress>,
+) -> Result<Summary, CopyError> {
     let input = stream.try_clone()?;
     match side {
         Side::Send(paths) => {
-            haul_files::send(input, stream, &paths, &SendOptions::default(), progress)
+            let options = SendOptions {
+                no_resume,
+                ..SendOptions::default()
+            };
+            haul_files::send(input, stream, &paths, &options, progress)
         }
         Side::Receive(dest) => haul_files::receive(input, stream, &dest, progress),
     }
