@@ -113,49 +113,50 @@ pub fn run(args: CopyArgs) -> Result<ExitCode> {
     if let Some(range) = &args.port_range {
         remote_args.extend(["--port-range".to_string(), range.clone()]);
     }
-    let (target, host, local) = match (&dest, sources.as_slice()) {
-        (
+    let remotes: Vec<(&String, &String, &String)> = sources
+        .iter()
+        .filter_map(|s| match s {
             Location::Remote {
                 ssh_target,
                 host,
                 path,
-            },
-            srcs,
-        ) if srcs.iter().all(|s| matches!(s, Location::Local(_))) => {
+            } => Some((ssh_target, host, path)),
+            Location::Local(_) => None,
+        })
+        .collect();
+    let locals: Vec<PathBuf> = sources
+        .iter()
+        .filter_map(|s| match s {
+            Location::Local(p) => Some(p.clone()),
+            Location::Remote { .. } => None,
+        })
+        .collect();
+    let (target, host, local) = match &dest {
+        Location::Remote {
+            ssh_target,
+            host,
+            path,
+        } if remotes.is_empty() => {
             remote_args.extend(["--receive".to_string(), remote_path(path)]);
-            let paths = srcs
-                .iter()
-                .map(|s| match s {
-                    Location::Local(p) => p.clone(),
-                    Location::Remote { .. } => unreachable!("checked above"),
-                })
-                .collect();
-            (ssh_target.clone(), host.clone(), Side::Send(paths))
+            (ssh_target.clone(), host.clone(), Side::Send(locals))
         }
-        (Location::Local(dst), srcs)
-            if srcs.iter().all(|s| matches!(s, Location::Remote { .. })) =>
-        {
-            let mut targets = srcs.iter().map(|s| match s {
-                Location::Remote {
-                    ssh_target,
-                    host,
-                    path,
-                } => (ssh_target, host, path),
-                Location::Local(_) => unreachable!("checked above"),
-            });
-            let (ssh_target, host, _) = targets.clone().next().expect("at least one source");
-            if targets.clone().any(|(t, ..)| t != ssh_target) {
+        Location::Local(dst) if locals.is_empty() => {
+            let (ssh_target, host, _) = remotes[0];
+            if remotes.iter().any(|(t, ..)| *t != ssh_target) {
                 bail!("all remote sources must be on the same host");
             }
             remote_args.extend(args.policy.to_args());
             remote_args.push("--send".to_string());
-            remote_args.extend(targets.by_ref().map(|(.., p)| remote_path(p)));
+            remote_args.extend(remotes.iter().map(|(.., p)| remote_path(p)));
             (ssh_target.clone(), host.clone(), Side::Receive(dst.clone()))
         }
-        (Location::Local(_), _) if sources.iter().all(|s| matches!(s, Location::Local(_))) => {
+        Location::Local(_) if remotes.is_empty() => {
             bail!("one side must be remote ([USER@]HOST:PATH); for a local copy use cp")
         }
-        _ => bail!("copying between two remote hosts is not supported; one side must be local"),
+        _ => bail!(
+            "one side must be local and the other remote (no copies between two remote hosts, \
+             nor from local and remote sources at once)"
+        ),
     };
     if args.no_resume {
         remote_args.push("--no-resume".to_string());
