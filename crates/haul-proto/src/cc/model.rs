@@ -32,6 +32,8 @@ const DRAIN_QUEUE_GAIN: f64 = 0.75;
 /// "in flight" count holds several BDPs of delivered data. Six BDPs cover that; pacing, not the
 /// window, holds the rate (the window only catches a wrong model).
 const WINDOW_GAIN: f64 = 6.0;
+/// Weight a quiet round's loss count keeps per later quiet round (about four rounds' memory).
+const LOSS_MEMORY: f64 = 0.75;
 /// Rounds the bandwidth filter remembers.
 const BW_ROUNDS: usize = 10;
 /// How long the minimum RTT stays valid without being seen again.
@@ -113,10 +115,12 @@ pub struct ModelRate {
     draining_queue: bool,
     /// Whether a queue stood in the previous round (its drops are reported a round later).
     queue_last_round: bool,
-    /// Loss accounting: this round's counts, and a smoothed rate.
+    /// Loss accounting: this round's counts, and quiet rounds' losses and sends, each decayed
+    /// by [`LOSS_MEMORY`] per quiet round (their ratio is the random-loss rate).
     round_lost: u64,
     round_acked: u64,
-    loss_rate: f64,
+    quiet_lost: f64,
+    quiet_sent: f64,
     scavenger_scale: f64,
     /// Highest sequence number sent, at the start of this round and now.
     sent_at_round_start: u64,
@@ -148,7 +152,8 @@ impl ModelRate {
             queue_last_round: false,
             round_lost: 0,
             round_acked: 0,
-            loss_rate: 0.0,
+            quiet_lost: 0.0,
+            quiet_sent: 0.0,
             scavenger_scale: 1.0,
             sent_at_round_start: init.isn,
             largest_sent: init.isn,
@@ -163,6 +168,15 @@ impl ModelRate {
             sample.min(DELIVERY_CAP * self.sent_pps)
         } else {
             sample
+        }
+    }
+
+    /// The random-loss rate: losses per packet sent over recent quiet rounds.
+    fn loss_rate(&self) -> f64 {
+        if self.quiet_sent > 0.0 {
+            (self.quiet_lost / self.quiet_sent).min(1.0)
+        } else {
+            0.0
         }
     }
 
@@ -246,8 +260,8 @@ impl ModelRate {
                 *slot = own;
             }
         }
+        let sent = self.largest_sent.saturating_sub(self.sent_at_round_start);
         if elapsed > 0.0 {
-            let sent = self.largest_sent.saturating_sub(self.sent_at_round_start);
             self.sent_pps = sent as f64 / elapsed;
             self.sent_at_round_start = self.largest_sent;
         }
@@ -258,13 +272,16 @@ impl ModelRate {
         // neither it nor the round before had a standing queue.
         let quiet = !queue && !self.queue_last_round;
         self.queue_last_round = queue;
-        if quiet && self.round_acked + self.round_lost > 0 {
-            // Losses without a queue are random: they set the rate to correct for.
-            let rate = self.round_lost as f64 / (self.round_acked + self.round_lost) as f64;
-            self.loss_rate = 0.75 * self.loss_rate + 0.25 * rate;
+        if quiet && sent > 0 {
+            // Losses without a queue are random: they set the rate to correct for. Counted
+            // against what was sent, not what was acknowledged: the cumulative ACK waits behind
+            // holes and jumps, so a round may acknowledge nothing or ten rounds' worth.
+            self.quiet_lost = LOSS_MEMORY * self.quiet_lost + self.round_lost as f64;
+            self.quiet_sent = LOSS_MEMORY * self.quiet_sent + sent as f64;
         }
-        if quiet && self.loss_rate < MAX_RANDOM_LOSS {
-            self.bw_rounds[self.round] /= 1.0 - self.loss_rate;
+        let loss_rate = self.loss_rate();
+        if quiet && loss_rate < MAX_RANDOM_LOSS {
+            self.bw_rounds[self.round] /= 1.0 - loss_rate;
         }
         let bw = self.bandwidth();
         self.round_lost = 0;
@@ -308,7 +325,7 @@ impl ModelRate {
             phase = ?self.phase,
             bw_pps = self.bandwidth(),
             min_rtt = ?self.min_rtt.map(|(r, _)| r),
-            loss = self.loss_rate,
+            loss = self.loss_rate(),
             queue,
             "model round"
         );
@@ -427,24 +444,30 @@ mod tests {
         }
     }
 
-    /// A full ACK 10 ms after the previous one, consistent with `rate`.
-    fn ack(rate: u32, rtt_ms: u64) -> AckSample {
+    /// A full ACK 10 ms after the previous one, consistent with `rate`; the sender has sent
+    /// up to `largest_sent`.
+    fn ack(rate: u32, rtt_ms: u64, largest_sent: u64) -> AckSample {
         AckSample {
             ack_seq: 0,
             newly_acked: rate as u64 / 100,
             delivery_rate: Some(rate),
             rtt_sample: Some(Duration::from_millis(rtt_ms)),
             reported_rtt: Duration::from_millis(rtt_ms),
-            path: path(),
+            path: PathEstimate {
+                largest_sent,
+                ..path()
+            },
         }
     }
 
-    /// Feeds `rounds` rounds of 50 ms with the given delivery rate, RTT and losses per round.
+    /// Feeds `rounds` rounds of 50 ms with the given delivery rate, RTT and losses per round
+    /// (the sender sends what is delivered plus what is lost).
     fn feed(cc: &mut ModelRate, t: &mut Instant, rounds: u32, rate: u32, rtt_ms: u64, lost: u64) {
         for _ in 0..rounds {
             for _ in 0..5 {
                 *t += Duration::from_millis(10);
-                cc.on_ack(*t, &ack(rate, rtt_ms));
+                let sent = cc.largest_sent + rate as u64 / 100 + lost / 5;
+                cc.on_ack(*t, &ack(rate, rtt_ms, sent));
             }
             cc.on_loss(
                 *t,
@@ -479,6 +502,31 @@ mod tests {
             "loss-corrected estimate {}",
             cc.bandwidth()
         );
+    }
+
+    #[test]
+    fn loss_rate_counts_packets_sent_not_the_jumps_of_the_cumulative_ack() {
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+        feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+        // 1 % lost, 500 packets sent per round; the cumulative ACK, stuck behind holes, moves
+        // in alternate rounds only (nothing, then two rounds' worth).
+        for round in 0..40 {
+            for _ in 0..5 {
+                t += Duration::from_millis(10);
+                let mut a = ack(10_000, 50, cc.largest_sent + 100);
+                a.newly_acked = if round % 2 == 0 { 0 } else { 200 };
+                cc.on_ack(t, &a);
+            }
+            let lost = LossSample {
+                first_lost: 0,
+                lost: 5,
+                path: path(),
+            };
+            cc.on_loss(t, &lost);
+        }
+        let rate = cc.loss_rate();
+        assert!((0.008..=0.012).contains(&rate), "random-loss rate {rate}");
     }
 
     #[test]

@@ -88,20 +88,20 @@ impl DataStream {
         })
     }
 
-    /// Writes everything. Over haul, first waits while more than about two bandwidth-delay
-    /// products are still unacknowledged — as TCP's autotuned send buffer does — so that what
+    /// Writes everything. Over haul, first waits while the unacknowledged bytes exceed the
+    /// congestion window — as TCP's autotuned send buffer follows its window — so that what
     /// the sender counts as sent is close to what has arrived, and a timed test ends on time
-    /// instead of draining a 64 MB buffer.
+    /// instead of draining a 64 MB buffer. (A tighter bound starves the sender under loss: the
+    /// cumulative ACK waits behind every hole, a lost retransmission for an RTO more, and until
+    /// then the data behind it counts as unacknowledged.)
     pub fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match self {
             DataStream::Haul(s) => {
                 let monitor = s.monitor();
                 loop {
                     let stats = monitor.stats();
-                    let period = stats.pacing_period.as_secs_f64();
-                    let rate = if period > 0.0 { 1500.0 / period } else { 0.0 };
-                    let limit = (rate * stats.rtt.as_secs_f64() * 2.0).max(UNACKED_FLOOR);
-                    if (stats.bytes_buffered as f64) < limit {
+                    let window = f64::from(stats.congestion_window) * MSS_BYTES;
+                    if (stats.bytes_buffered as f64) < window.max(UNACKED_FLOOR) {
                         break;
                     }
                     std::thread::sleep(std::time::Duration::from_millis(1));
@@ -137,6 +137,8 @@ impl DataStream {
 
 /// Unacknowledged bytes a haul sender may always have (enough for loopback's rates).
 const UNACKED_FLOOR: f64 = (4 << 20) as f64;
+/// Bytes per packet of the congestion window (the default MSS; the window counts packets).
+const MSS_BYTES: f64 = 1500.0;
 
 /// Applies the TCP options of a test to a socket: congestion control, buffers, pacing cap.
 pub fn tune_tcp(
