@@ -90,12 +90,18 @@ pub struct Grid {
     pub duration: Duration,
     /// Bottleneck queue.
     pub queue: QueueSize,
+    /// Transfers per transport and cell (at least 1), the transports taking turns.
+    pub repeat: usize,
 }
 
 impl Grid {
     /// How many transfers the grid runs.
     pub fn runs(&self) -> usize {
-        self.rates.len() * self.rtts.len() * self.losses.len() * self.transports.len()
+        self.rates.len()
+            * self.rtts.len()
+            * self.losses.len()
+            * self.transports.len()
+            * self.repeat.max(1)
     }
 }
 
@@ -168,6 +174,8 @@ fn build_udt_peer() -> Result<PathBuf, String> {
 pub struct RunResult {
     /// Which transport.
     pub transport: Transport,
+    /// Which of the cell's repeated transfers (1-based).
+    pub run: usize,
     /// Link rate, bits per second.
     pub rate_bps: u64,
     /// Added round-trip time, milliseconds.
@@ -196,19 +204,24 @@ pub fn run(
     for &rate in &grid.rates {
         for &rtt in &grid.rtts {
             for &loss in &grid.losses {
-                for &transport in &grid.transports {
-                    let link = LinkConfig {
-                        loss,
-                        ..LinkConfig {
-                            queue_bytes: grid.queue.bytes(rate, rtt),
-                            ..LinkConfig::wan(rate, rtt)
-                        }
-                    };
-                    let mut config = LabConfig::symmetric(link);
-                    config.seed = results.len() as u64 + 1;
-                    let result = run_one(&config, transport, grid.duration, tools)?;
-                    results.push(result);
-                    on_result(results.len(), &results[results.len() - 1]);
+                // Side by side: every transport once, then again, so that a disturbance on
+                // this shared machine hits one run of each rather than all runs of one.
+                for run in 1..=grid.repeat.max(1) {
+                    for &transport in &grid.transports {
+                        let link = LinkConfig {
+                            loss,
+                            ..LinkConfig {
+                                queue_bytes: grid.queue.bytes(rate, rtt),
+                                ..LinkConfig::wan(rate, rtt)
+                            }
+                        };
+                        let mut config = LabConfig::symmetric(link);
+                        config.seed = results.len() as u64 + 1;
+                        let mut result = run_one(&config, transport, grid.duration, tools)?;
+                        result.run = run;
+                        results.push(result);
+                        on_result(results.len(), &results[results.len() - 1]);
+                    }
                 }
             }
         }
@@ -239,6 +252,7 @@ fn run_one(
     };
     Ok(RunResult {
         transport,
+        run: 1,
         rate_bps: link.rate_bps,
         rtt_ms: (link.delay * 2).as_secs_f64() * 1e3,
         loss: link.loss,
@@ -446,12 +460,13 @@ fn finish(mut running: Running, deadline: Instant) -> Result<String, String> {
 /// The results as CSV, one line per transfer.
 pub fn csv(results: &[RunResult]) -> String {
     let mut out = String::from(
-        "transport,rate_mbit,rtt_ms,loss,goodput_mbit,efficiency,retransmits,emulator_cpu,error\n",
+        "transport,run,rate_mbit,rtt_ms,loss,goodput_mbit,efficiency,retransmits,emulator_cpu,error\n",
     );
     for r in results {
         out += &format!(
-            "{},{},{},{},{:.2},{:.4},{},{:.3},{}\n",
+            "{},{},{},{},{},{:.2},{:.4},{},{:.3},{}\n",
             r.transport.name(),
+            r.run,
             r.rate_bps as f64 / 1e6,
             r.rtt_ms,
             r.loss,
@@ -461,6 +476,34 @@ pub fn csv(results: &[RunResult]) -> String {
             r.emulator_cpu,
             r.error.as_deref().unwrap_or("").replace([',', '\n'], ";"),
         );
+    }
+    out
+}
+
+/// One result per transport and cell: the run with the median goodput among those that
+/// succeeded (the lower of the two middle runs for an even count: always a measured run, never
+/// an average), or the first run where none did. Order of first appearance.
+pub fn medians(results: &[RunResult]) -> Vec<RunResult> {
+    let same = |a: &RunResult, b: &RunResult| {
+        a.transport == b.transport
+            && a.rate_bps == b.rate_bps
+            && a.rtt_ms == b.rtt_ms
+            && a.loss == b.loss
+    };
+    let mut out: Vec<RunResult> = Vec::new();
+    for r in results {
+        if out.iter().any(|o| same(o, r)) {
+            continue;
+        }
+        let cell: Vec<&RunResult> = results.iter().filter(|o| same(o, r)).collect();
+        let mut ok: Vec<&RunResult> = cell.iter().copied().filter(|o| o.error.is_none()).collect();
+        ok.sort_by(|a, b| a.goodput_bps.total_cmp(&b.goodput_bps));
+        let pick = if ok.is_empty() {
+            cell[0]
+        } else {
+            ok[(ok.len() - 1) / 2]
+        };
+        out.push(pick.clone());
     }
     out
 }
@@ -519,4 +562,43 @@ pub fn wins_table(results: &[RunResult]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(transport: Transport, run: usize, mbit: f64, error: Option<&str>) -> RunResult {
+        RunResult {
+            transport,
+            run,
+            rate_bps: 100_000_000,
+            rtt_ms: 10.0,
+            loss: 0.0,
+            goodput_bps: mbit * 1e6,
+            efficiency: mbit / 100.0,
+            retransmits: None,
+            emulator_cpu: 0.1,
+            error: error.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn medians_pick_a_measured_run_per_transport_and_skip_failures() {
+        let results = [
+            result(Transport::Haul, 1, 90.0, None),
+            result(Transport::Bbr, 1, 0.0, Some("killed")),
+            result(Transport::Haul, 2, 30.0, None),
+            result(Transport::Bbr, 2, 95.0, None),
+            result(Transport::Haul, 3, 80.0, None),
+            result(Transport::Bbr, 3, 93.0, None),
+        ];
+        let picked = medians(&results);
+        assert_eq!(picked.len(), 2);
+        assert_eq!((picked[0].transport, picked[0].run), (Transport::Haul, 3));
+        // Two successful runs: the lower middle one, not an average.
+        assert_eq!((picked[1].transport, picked[1].run), (Transport::Bbr, 3));
+        let failed = [result(Transport::Cubic, 1, 0.0, Some("no iperf3"))];
+        assert_eq!(medians(&failed)[0].error.as_deref(), Some("no iperf3"));
+    }
 }

@@ -31,6 +31,10 @@ pub struct CompareArgs {
     /// Bottleneck queue: 1bdp, 50ms or 256K.
     #[arg(long, default_value = "1bdp", value_parser = parse_queue)]
     queue: QueueSize,
+    /// Transfers per transport and cell, the transports taking turns (side by side). Tables,
+    /// plots and --json show each cell's median run; results.csv and results.json keep every run.
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=99))]
+    repeat: u32,
     /// A small grid that runs in about a minute (used in CI).
     #[arg(long)]
     quick: bool,
@@ -88,6 +92,7 @@ impl CompareArgs {
                 .time
                 .unwrap_or(Duration::from_secs(if self.quick { 3 } else { 10 })),
             queue: self.queue,
+            repeat: self.repeat as usize,
         };
         if grid.runs() == 0 {
             bail!("the grid is empty");
@@ -147,14 +152,14 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
         let path = args.out.join(name);
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
     };
-    let json = serde_json::to_string_pretty(&results)?;
     write("results.csv", compare::csv(&results))?;
-    write("results.json", json.clone())?;
-    let wins = compare::wins_table(&results);
+    write("results.json", serde_json::to_string_pretty(&results)?)?;
+    let medians = compare::medians(&results);
+    let wins = compare::wins_table(&medians);
     write("wins.md", format!("# Which transport wins\n{wins}"))?;
-    let plots = haul_lab::plot::write_all(&results, &args.out).map_err(anyhow::Error::msg)?;
+    let plots = haul_lab::plot::write_all(&medians, &args.out).map_err(anyhow::Error::msg)?;
     if args.json {
-        println!("{json}");
+        println!("{}", serde_json::to_string_pretty(&medians)?);
     } else if std::io::stdout().is_terminal() || !args.json {
         println!("{wins}");
     }
