@@ -70,11 +70,14 @@ fn run_with(
     sim.run_until(warmup, |_| false);
     let start_bytes = sim.node(si).sink.bytes;
     let start = sim.now();
-    let mut max_rtt_seen = Duration::ZERO;
+    // Time-weighted mean of the sender's smoothed RTT over the measured span.
+    let (mut rtt_area, mut last) = (0.0, start);
     let end = Duration::from_secs(secs);
     sim.run_until(end, |sim| {
+        let now = sim.now();
         let r = sim.node_mut(ci).conn().stats().rtt;
-        max_rtt_seen = max_rtt_seen.max(r);
+        rtt_area += r.as_secs_f64() * (now - last).as_secs_f64();
+        last = now;
         false
     });
     let secs = (sim.now() - start).as_secs_f64();
@@ -83,7 +86,7 @@ fn run_with(
     Run {
         efficiency: goodput / (rate_bps as f64 * PAYLOAD_FRACTION * (1.0 - loss)),
         retransmitted: stats.packets_retransmitted as f64 / stats.packets_sent.max(1) as f64,
-        rtt_inflation: stats.rtt.as_secs_f64() / rtt.as_secs_f64() - 1.0,
+        rtt_inflation: rtt_area / secs / rtt.as_secs_f64() - 1.0,
     }
 }
 

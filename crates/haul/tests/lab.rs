@@ -169,7 +169,10 @@ fn quick_compare_writes_csv_json_table_and_plots() {
         let udt4_missing = fields[0] == "udt4" && std::env::var("HAUL_REQUIRE_INTEROP").is_err();
         if !udt4_missing {
             assert_eq!(fields[error], "", "a run failed: {row}");
-            assert!(fields[goodput].parse::<f64>().unwrap() > 0.5, "no goodput: {row}");
+            assert!(
+                fields[goodput].parse::<f64>().unwrap() > 0.5,
+                "no goodput: {row}"
+            );
         }
     }
     let json: serde_json::Value =

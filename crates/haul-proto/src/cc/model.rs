@@ -113,6 +113,9 @@ pub struct ModelRate {
     cycle: usize,
     /// Cruising, a queue stood last round: send below the estimate until it is gone.
     draining_queue: bool,
+    /// Cruising, the queue last round was below the threshold but not zero: the hold phases
+    /// send that much less over the next round.
+    residual_queue: Duration,
     /// Whether a queue stood in the previous round (its drops are reported a round later).
     queue_last_round: bool,
     /// Loss accounting: this round's counts, and quiet rounds' losses and sends, each decayed
@@ -149,6 +152,7 @@ impl ModelRate {
             flat_rounds: 0,
             cycle: 0,
             draining_queue: false,
+            residual_queue: Duration::ZERO,
             queue_last_round: false,
             round_lost: 0,
             round_acked: 0,
@@ -205,6 +209,13 @@ impl ModelRate {
             Phase::Startup => STARTUP_GAIN,
             Phase::Drain => 1.0 / STARTUP_GAIN,
             Phase::Cruise if self.draining_queue => DRAIN_QUEUE_GAIN,
+            Phase::Cruise if CYCLE[self.cycle] == 1.0 => {
+                // Hold phases drain what queue is left below the threshold: the max filter's
+                // noise keeps the estimate a percent or so above the link, and that queue builds
+                // slowly, round after round.
+                let round = self.round_length().as_secs_f64();
+                (1.0 - self.residual_queue.as_secs_f64() / round).max(DRAIN_QUEUE_GAIN)
+            }
             Phase::Cruise => CYCLE[self.cycle],
         }
     }
@@ -304,6 +315,11 @@ impl ModelRate {
             Phase::Cruise => {
                 // A queue that outlives a round is ours to drain; probing resumes after.
                 self.draining_queue = queue;
+                self.residual_queue = if queue {
+                    Duration::ZERO
+                } else {
+                    queueing.unwrap_or_default()
+                };
                 if !queue {
                     self.cycle = (self.cycle + 1) % CYCLE.len();
                 }
@@ -527,6 +543,27 @@ mod tests {
         }
         let rate = cc.loss_rate();
         assert!((0.008..=0.012).contains(&rate), "random-loss rate {rate}");
+    }
+
+    #[test]
+    fn hold_phases_drain_a_queue_below_the_threshold() {
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+        feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+        // 3 ms above the base: under the 7 ms that counts as a standing queue.
+        feed(&mut cc, &mut t, 16, 10_000, 53, 0);
+        assert!(!cc.draining_queue);
+        let mut holds = 0;
+        for _ in 0..8 {
+            let pps = 1.0 / cc.pacing_period().as_secs_f64();
+            if CYCLE[cc.cycle] == 1.0 {
+                holds += 1;
+                // 3 ms of a 60 ms round: 5 % below the estimate.
+                assert!((pps / cc.bandwidth() - 0.95).abs() < 0.01, "{pps}");
+            }
+            feed(&mut cc, &mut t, 1, 10_000, 53, 0);
+        }
+        assert!(holds >= 5);
     }
 
     #[test]
