@@ -230,6 +230,7 @@ mod tests {
         let loss = LossSample {
             first_lost: 1010,
             lost: 1,
+            rtt_sample: None,
             path: path(16, 1020),
         };
         cc.on_loss(t0, &loss);
@@ -238,6 +239,7 @@ mod tests {
         let later = LossSample {
             first_lost: 1030,
             lost: 1,
+            rtt_sample: None,
             path: path(16, 1040),
         };
         cc.on_loss(t0, &later);

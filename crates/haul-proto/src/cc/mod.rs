@@ -69,6 +69,9 @@ pub struct LossSample {
     pub first_lost: u64,
     /// Packets the report names.
     pub lost: u64,
+    /// Time from sending the packet that followed a reported gap (never a retransmitted one) to
+    /// this report: a round trip, plus however long the report waited if it repeats an older one.
+    pub rtt_sample: Option<Duration>,
     /// The path as the sender now sees it.
     pub path: PathEstimate,
 }

@@ -277,7 +277,8 @@ impl ModelRate {
             self.sent_at_round_start = self.largest_sent;
         }
         // Unknown counts as a queue: only rounds known to be quiet may excuse their losses.
-        let queue = self.queue_standing().unwrap_or(true);
+        let standing = self.queue_standing();
+        let queue = standing.unwrap_or(true);
         let queueing = self.queueing_delay();
         // Loss reports lag the drops by a round trip: a round's losses are random only if
         // neither it nor the round before had a standing queue.
@@ -314,13 +315,15 @@ impl ModelRate {
             Phase::Drain => self.phase = Phase::Cruise,
             Phase::Cruise => {
                 // A queue that outlives a round is ours to drain; probing resumes after.
-                self.draining_queue = queue;
+                // Draining needs a queue seen, not merely one not ruled out: without an RTT
+                // sample, draining every round would halve the rate every few rounds.
+                self.draining_queue = standing == Some(true);
                 self.residual_queue = if queue {
                     Duration::ZERO
                 } else {
                     queueing.unwrap_or_default()
                 };
-                if !queue {
+                if !self.draining_queue {
                     self.cycle = (self.cycle + 1) % CYCLE.len();
                 }
             }
@@ -375,8 +378,13 @@ impl CongestionControl for ModelRate {
         }
     }
 
-    fn on_loss(&mut self, _now: Instant, loss: &LossSample) {
+    fn on_loss(&mut self, now: Instant, loss: &LossSample) {
         self.round_lost += loss.lost;
+        // Under heavy loss the cumulative ACK nearly always waits on a retransmission and ACKs
+        // give no RTT sample; loss reports still do.
+        if let Some(rtt) = loss.rtt_sample {
+            self.update_min_rtt(now, rtt);
+        }
     }
 
     fn on_timeout(&mut self, _now: Instant, _path: &PathEstimate) {
@@ -490,6 +498,7 @@ mod tests {
                 &LossSample {
                     first_lost: 0,
                     lost,
+                    rtt_sample: None,
                     path: path(),
                 },
             );
@@ -537,6 +546,7 @@ mod tests {
             let lost = LossSample {
                 first_lost: 0,
                 lost: 5,
+                rtt_sample: None,
                 path: path(),
             };
             cc.on_loss(t, &lost);

@@ -1143,11 +1143,19 @@ impl Connection {
             first_lost.get_or_insert(start);
             count += end - start + 1;
         }
+        let mut rtt_sample: Option<Duration> = None;
         for range in list.iter() {
             let start = range.start.extend(first_unacked).unwrap_or(0);
             let end = start + range.start.offset_to(range.end) as u64;
             if end >= first_unacked {
                 self.snd_loss.insert(start.max(first_unacked), end, ());
+            }
+            // The receiver reports a gap the moment the packet after it arrives: the time since
+            // that packet left is a round trip that no hole delays (a re-report only reads
+            // longer, and the controller keeps the minimum).
+            if let Some((sent, false)) = self.send.packet(end + 1).and_then(|p| p.last_sent) {
+                let sample = now.saturating_duration_since(sent);
+                rtt_sample = Some(rtt_sample.map_or(sample, |m| m.min(sample)));
             }
         }
         self.stats.packets_reported_lost += count;
@@ -1163,6 +1171,7 @@ impl Connection {
         let sample = LossSample {
             first_lost: first_lost.unwrap_or(first_unacked),
             lost: count,
+            rtt_sample,
             path: self.path_estimate(),
         };
         if let Some(cc) = self.cc.as_mut() {
