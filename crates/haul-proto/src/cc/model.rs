@@ -107,6 +107,9 @@ pub struct ModelRate {
     min_rtt: Option<(Duration, Instant)>,
     /// Smallest receiver-reported RTT of the current round (queue detection).
     round_min_rtt: Option<Duration>,
+    /// Smallest receiver-reported RTT in [`MIN_RTT_LIFETIME`]: a second base for the residual
+    /// queue (see `next_round`).
+    min_reported_rtt: Option<(Duration, Instant)>,
     /// Startup: the rate to beat, and how many rounds did not.
     full_bw: f64,
     flat_rounds: u32,
@@ -148,6 +151,7 @@ impl ModelRate {
             round_start: init.now,
             min_rtt: None,
             round_min_rtt: None,
+            min_reported_rtt: None,
             full_bw: 0.0,
             flat_rounds: 0,
             cycle: 0,
@@ -237,12 +241,7 @@ impl ModelRate {
     }
 
     fn update_min_rtt(&mut self, now: Instant, sample: Duration) {
-        let expired = self
-            .min_rtt
-            .is_none_or(|(_, at)| now.saturating_duration_since(at) > MIN_RTT_LIFETIME);
-        if expired || self.min_rtt.is_some_and(|(min, _)| sample <= min) {
-            self.min_rtt = Some((sample, now));
-        }
+        keep_minimum(&mut self.min_rtt, now, sample);
     }
 
     /// Runs once per round: ages the bandwidth filter, advances the phase, updates the loss rate.
@@ -280,6 +279,17 @@ impl ModelRate {
         let standing = self.queue_standing();
         let queue = standing.unwrap_or(true);
         let queueing = self.queueing_delay();
+        // The residual queue read two ways — against the sender's base RTT and against the
+        // smallest reported RTT — each biased upward by a constant of its own (the sender's
+        // samples carry up to an ACK interval of delay, a UDT4 receiver's RTT a millisecond of
+        // its processing on loopback): the smaller reading is the safer one. Draining on a
+        // bias alone would lower the rate round after round.
+        let residual = self
+            .round_min_rtt
+            .zip(self.min_reported_rtt)
+            .map(|(round, (base, _))| round.saturating_sub(base))
+            .zip(queueing)
+            .map(|(reported, sender)| reported.min(sender));
         // Loss reports lag the drops by a round trip: a round's losses are random only if
         // neither it nor the round before had a standing queue.
         let quiet = !queue && !self.queue_last_round;
@@ -321,7 +331,7 @@ impl ModelRate {
                 self.residual_queue = if queue {
                     Duration::ZERO
                 } else {
-                    queueing.unwrap_or_default()
+                    residual.unwrap_or_default()
                 };
                 if !self.draining_queue {
                     self.cycle = (self.cycle + 1) % CYCLE.len();
@@ -366,6 +376,7 @@ impl CongestionControl for ModelRate {
         }
         let reported = ack.reported_rtt;
         self.round_min_rtt = Some(self.round_min_rtt.map_or(reported, |m| m.min(reported)));
+        keep_minimum(&mut self.min_reported_rtt, now, reported);
         self.largest_sent = self.largest_sent.max(ack.path.largest_sent);
         if let Some(rate) = ack.delivery_rate {
             // As measured (within what was sent); the round's end decides on loss correction.
@@ -410,6 +421,15 @@ impl CongestionControl for ModelRate {
             INITIAL_WINDOW * STARTUP_GAIN
         };
         window.clamp(MIN_WINDOW, u32::MAX as f64) as u32
+    }
+}
+
+/// Keeps in `min` the smallest sample of the last [`MIN_RTT_LIFETIME`] (a new one once the old
+/// has aged out).
+fn keep_minimum(min: &mut Option<(Duration, Instant)>, now: Instant, sample: Duration) {
+    let expired = min.is_none_or(|(_, at)| now.saturating_duration_since(at) > MIN_RTT_LIFETIME);
+    if expired || min.is_some_and(|(m, _)| sample <= m) {
+        *min = Some((sample, now));
     }
 }
 
@@ -574,6 +594,25 @@ mod tests {
             feed(&mut cc, &mut t, 1, 10_000, 53, 0);
         }
         assert!(holds >= 5);
+    }
+
+    #[test]
+    fn a_constant_offset_of_the_receivers_rtt_is_not_a_queue() {
+        // A UDT4 receiver's RTT runs a millisecond above the sender's samples: draining that
+        // "queue" in every hold phase would lower the rate round after round.
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+        for _ in 0..40 * 5 {
+            t += Duration::from_millis(10);
+            let mut a = ack(10_000, 50, cc.largest_sent + 100);
+            a.reported_rtt = Duration::from_millis(51);
+            cc.on_ack(t, &a);
+            if cc.phase == Phase::Cruise && CYCLE[cc.cycle] == 1.0 {
+                let pps = 1.0 / cc.pacing_period().as_secs_f64();
+                assert!((pps / cc.bandwidth() - 1.0).abs() < 1e-6, "{pps}");
+            }
+        }
+        assert_eq!(cc.phase, Phase::Cruise);
     }
 
     #[test]
