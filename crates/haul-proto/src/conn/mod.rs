@@ -552,7 +552,12 @@ impl Connection {
         if data.is_empty() {
             return Ok(0);
         }
-        let n = self.send.write_stream(data);
+        let room = self
+            .config
+            .max_unsent_bytes
+            .max(1)
+            .saturating_sub(self.send.unsent());
+        let n = self.send.write_stream(&data[..data.len().min(room)]);
         if n < data.len() {
             self.write_blocked = true;
         }
@@ -583,9 +588,10 @@ impl Connection {
         if data.is_empty() || data.len() > max {
             return Err(StreamError::MessageTooLarge);
         }
-        if !self
-            .send
-            .write_message(data, in_order, ttl.map(|t| now + t))
+        if self.send.unsent() >= self.config.max_unsent_bytes
+            || !self
+                .send
+                .write_message(data, in_order, ttl.map(|t| now + t))
         {
             self.write_blocked = true;
             return Err(StreamError::Blocked);
@@ -645,6 +651,11 @@ impl Connection {
     /// pacing deadline must be woken when this turns true).
     pub fn has_unsent_data(&self) -> bool {
         self.send.has_unsent()
+    }
+
+    /// Bytes written that have not been sent even once.
+    pub fn unsent_bytes(&self) -> usize {
+        self.send.unsent()
     }
 
     /// Whether everything written has been acknowledged by the peer.
@@ -1044,18 +1055,26 @@ impl Connection {
             self.snd_loss.remove_below(ext);
             self.last_progress = now;
             self.exp_count = 1;
-            // Low-water mark: wake a blocked writer once a quarter of the buffer is free, not
-            // on every ACK (each wake-up costs more than the copy it enables).
-            if self.write_blocked && self.send.free_space() >= self.send.capacity() / 4 {
-                self.write_blocked = false;
-                self.events.push_back(Event::Writable);
-            }
+            self.signal_writable();
             if self.send.is_empty() {
                 self.events.push_back(Event::Flushed);
             }
             self.finish_close_if_flushed(now);
         }
         released
+    }
+
+    /// Low-water marks: wakes a blocked writer once a quarter of the send buffer is free and
+    /// at most half the unsent allowance is used, not on every ACK or transmission (each
+    /// wake-up costs more than the copy it enables).
+    fn signal_writable(&mut self) {
+        if self.write_blocked
+            && self.send.free_space() >= self.send.capacity() / 4
+            && self.send.unsent() <= self.config.max_unsent_bytes / 2
+        {
+            self.write_blocked = false;
+            self.events.push_back(Event::Writable);
+        }
     }
 
     fn on_light_ack(&mut self, now: Instant, next_seq: SeqNo) {
@@ -1516,6 +1535,7 @@ impl Connection {
         if count == 0 {
             return None;
         }
+        self.signal_writable();
         self.last_sent = now;
         Some(Transmit {
             destination: self.peer_addr,

@@ -122,7 +122,12 @@ impl SendBuffer {
 
     /// Whether bytes wait to be cut into new packets.
     pub fn has_unsent(&self) -> bool {
-        self.cut < self.base + self.bytes.len() as u64
+        self.unsent() > 0
+    }
+
+    /// Bytes written but not yet cut into packets.
+    pub fn unsent(&self) -> usize {
+        (self.base + self.bytes.len() as u64 - self.cut) as usize
     }
 
     /// Whether nothing remains: every byte was sent and acknowledged.
@@ -145,7 +150,7 @@ impl SendBuffer {
         if !self.has_unsent() || max_payload == 0 {
             return None;
         }
-        let unsent = (self.base + self.bytes.len() as u64 - self.cut) as usize;
+        let unsent = self.unsent();
         let (len, msg, deadline) = if self.message_mode {
             let m = self.messages.front_mut()?;
             let len = (m.len - m.cut).min(max_payload);
