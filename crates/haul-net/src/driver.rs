@@ -3,10 +3,11 @@
 use crate::socket::{IoScratch, Offloads, Outgoing, UdpSocket, BATCH, MAX_RECV, MAX_SEND};
 use crate::stream::Stream;
 use haul_proto::{CloseReason, Connection, ConnectionConfig, DatagramEvent, EndpointConfig};
-use std::collections::{HashMap, HashSet, VecDeque};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use thiserror::Error;
@@ -119,14 +120,17 @@ pub(crate) struct Shared {
     waker: EventFd,
     /// Rounds of the I/O loop whose transmits have been handed to the kernel.
     pub(crate) rounds_sent: AtomicU64,
+    /// Threads waiting for `rounds_sent` to move (the I/O thread wakes them after each round).
+    pub(crate) round_waiters: AtomicUsize,
 }
 
 pub(crate) struct Inner {
     endpoint: haul_proto::Endpoint,
-    pub(crate) conns: HashMap<u32, Connection>,
+    /// By local id (ids the endpoint chose: a fast non-keyed hash is safe).
+    pub(crate) conns: FxHashMap<u32, Connection>,
     accept_queue: VecDeque<u32>,
     /// Connections whose application handle is gone: removed once drained.
-    released: HashSet<u32>,
+    released: FxHashSet<u32>,
     listen: bool,
 }
 
@@ -184,15 +188,16 @@ impl Endpoint {
         let shared = Arc::new(Shared {
             inner: Mutex::new(Inner {
                 endpoint,
-                conns: HashMap::new(),
+                conns: FxHashMap::default(),
                 accept_queue: VecDeque::new(),
-                released: HashSet::new(),
+                released: FxHashSet::default(),
                 listen: config.listen,
             }),
             cond: Condvar::new(),
             socket,
             waker: EventFd::new()?,
             rounds_sent: AtomicU64::new(0),
+            round_waiters: AtomicUsize::new(0),
         });
         let io = Arc::clone(&shared);
         std::thread::Builder::new()
@@ -378,7 +383,11 @@ fn io_loop(shared: Arc<Shared>) {
         tx.clear();
         // Whoever waits for packets gathered in this round to leave (`Stream::finish`) may go.
         shared.rounds_sent.fetch_add(1, Ordering::Release);
-        shared.cond.notify_all();
+        if shared.round_waiters.load(Ordering::Acquire) > 0 {
+            // Taking the lock orders this wake-up after the waiter's check of `rounds_sent`.
+            drop(shared.lock());
+            shared.cond.notify_all();
+        }
         if exit {
             return;
         }

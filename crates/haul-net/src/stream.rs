@@ -224,12 +224,14 @@ impl Stream {
                     // Drained means gathered by the I/O thread, which sends after it lets go
                     // of the lock: wait for the round in progress to reach the kernel too.
                     let round = self.shared.rounds_sent.load(Ordering::Acquire);
+                    self.shared.round_waiters.fetch_add(1, Ordering::AcqRel);
                     drop(inner);
                     self.shared.wake();
                     let mut inner = self.shared.lock();
                     while self.shared.rounds_sent.load(Ordering::Acquire) <= round {
                         inner = self.shared.wait(inner, WAIT_SLICE);
                     }
+                    self.shared.round_waiters.fetch_sub(1, Ordering::AcqRel);
                     return Ok(());
                 }
                 Some((Some(reason), _))

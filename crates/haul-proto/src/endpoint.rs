@@ -10,6 +10,7 @@ use crate::seq::SeqNo;
 use crate::wire::{self, Control, ControlPacket, Handshake, Packet, RequestType};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::Instant;
@@ -67,8 +68,9 @@ pub struct Endpoint {
     rng: SmallRng,
     cookie_key: [u8; 32],
     next_id: u32,
-    /// local id → peer address.
-    routes: HashMap<u32, SocketAddr>,
+    /// local id → peer address. Looked up for every packet; the keys are ids this endpoint
+    /// chose, so a fast non-keyed hash is safe.
+    routes: FxHashMap<u32, SocketAddr>,
     /// (peer address, peer id) → local id, for accepted connections.
     accepted: HashMap<(SocketAddr, u32), u32>,
     /// peer address → local id, for rendezvous connections.
@@ -89,7 +91,7 @@ impl Endpoint {
             rng,
             cookie_key,
             next_id,
-            routes: HashMap::new(),
+            routes: FxHashMap::default(),
             accepted: HashMap::new(),
             rendezvous: HashMap::new(),
             stats: EndpointStats::default(),
