@@ -50,11 +50,15 @@ pub struct ConnectionConfig {
     pub socket_type: SocketType,
     /// Maximum segment size in bytes, IP and UDP headers included (default 1500).
     pub mss: u32,
-    /// Receive buffer in packets; also the flow window offered to the peer.
+    /// Receive buffer in packets; also the flow window offered to the peer (default 262 144:
+    /// five bandwidth-delay products of 1 Gbit/s × 600 ms, because a hole whose
+    /// retransmission is lost too holds everything behind it for three round trips or more).
+    /// Memory is taken only as packets wait in it.
     pub recv_buffer_packets: u32,
     /// Receive buffer cap in bytes: with a large MSS the buffer holds fewer packets.
     pub recv_buffer_bytes: usize,
-    /// Send buffer in bytes.
+    /// Send buffer in bytes: the most data in flight and awaiting acknowledgement (default
+    /// 384 MiB, as the receive buffer; memory is taken only as data waits in it).
     pub send_buffer_bytes: usize,
     /// Most written bytes held before their first transmission (default 1 MiB): a write past
     /// it blocks until the pacer catches up. Data sent soon after it was written is still in
@@ -86,9 +90,9 @@ impl Default for ConnectionConfig {
             dialect: Dialect::Udt4,
             socket_type: SocketType::Stream,
             mss: 1500,
-            recv_buffer_packets: 65_536,
-            recv_buffer_bytes: 96 << 20,
-            send_buffer_bytes: 64 << 20,
+            recv_buffer_packets: 262_144,
+            recv_buffer_bytes: 384 << 20,
+            send_buffer_bytes: 384 << 20,
             max_unsent_bytes: 1 << 20,
             idle_timeout: Duration::from_secs(10),
             connect_timeout: Duration::from_secs(3),
