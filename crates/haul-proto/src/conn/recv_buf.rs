@@ -3,7 +3,7 @@
 //! Payload bytes are copied once, from the datagram into a page, and once more into the
 //! application's buffer. Slots borrow pages from a last-in-first-out free list, so a reader
 //! that keeps up reuses the few pages it just emptied — still in the CPU cache — instead of
-//! walking the whole window's memory (96 MiB by default). The page store is allocated zeroed,
+//! walking the whole window's memory (384 MiB by default). The page store is allocated zeroed,
 //! so pages never used cost no memory.
 
 use crate::seq::MsgNo;
