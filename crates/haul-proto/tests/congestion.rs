@@ -224,6 +224,36 @@ fn efficiency_grid_at_100_mbit() {
     eprintln!("worst cell: {worst:.3}");
 }
 
+/// At 1 Gbit/s and 10 ms the RTT estimate and the re-report timer built on it decide how long a
+/// lost retransmission holds the cumulative ACK: with 10 % loss that is one hole in ten, and a
+/// start value of 100 ms left start-up stalled behind it (efficiency 0.83). Pinned at the
+/// issue's efficiency thresholds: 0.95 at 1 %, 0.85 at 10 %.
+#[test]
+fn a_short_lossy_gigabit_path_is_filled() {
+    for (loss, floor) in [(0.01, 0.95), (0.10, 0.85)] {
+        let r = run(1, 1_000_000_000, 10, loss, 10);
+        eprintln!(
+            "1 Gbit/s 10 ms loss {:>4.1}%: efficiency {:.3} retransmitted {:.3}",
+            loss * 100.0,
+            r.efficiency,
+            r.retransmitted
+        );
+        assert!(
+            r.efficiency >= floor,
+            "loss {loss}: efficiency {:.3}",
+            r.efficiency
+        );
+        // Each transmission is lost with probability `loss`, so even a perfect sender
+        // retransmits loss / (1 − loss) per packet delivered (0.111 at 10 %, above the issue's
+        // "loss + 1 %" of 0.11): the budget is that floor plus 1 %.
+        assert!(
+            r.retransmitted <= loss / (1.0 - loss) + 0.01,
+            "loss {loss}: retransmitted {:.3}",
+            r.retransmitted
+        );
+    }
+}
+
 /// The whole grid of issue 6 in the simulator (100 Mbit/s and 1 Gbit/s, 10–600 ms, 0–10 %
 /// loss), 20 s per cell: the table in docs/CONGESTION.md.
 #[test]

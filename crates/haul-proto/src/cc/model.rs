@@ -399,10 +399,11 @@ impl CongestionControl for ModelRate {
     }
 
     fn on_timeout(&mut self, _now: Instant, _path: &PathEstimate) {
-        // A timeout means the model is stale: keep the rate, but stop startup's growth.
-        if self.phase == Phase::Startup {
-            self.phase = Phase::Drain;
-        }
+        // Nothing to change: the rate and the phase stand. A timeout usually means a
+        // retransmission was lost too while the window was full (at 10 % loss, one in ten), not
+        // that the model is wrong; startup grows only on delivery reports, so a path that went
+        // silent stops its growth by itself. (Ending startup here stopped a 1 Gbit/s, 10 ms,
+        // 10 % path at 20 Mbit/s, and probing took 4 s more to reach the link.)
     }
 
     fn pacing_period(&self) -> Duration {

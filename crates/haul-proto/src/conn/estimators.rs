@@ -3,10 +3,16 @@
 use std::time::{Duration, Instant};
 
 /// Smoothed RTT and RTT variance in microseconds (`RTT = (7·RTT + s)/8`, `Var = (3·Var + |s − RTT|)/4`).
+///
+/// Until the first sample the reference's start values hold (100 ms, 50 ms); the first sample
+/// then replaces them (`RTT = s`, `Var = s/2`, as TCP does). Averaging it into 100 ms instead
+/// took twenty samples to approach a 10 ms path, and the re-report timer built on the estimate
+/// (RTT + 4·Var) waited 300 ms for a lost retransmission while start-up stood still.
 #[derive(Debug, Clone, Copy)]
 pub struct RttEstimator {
     rtt_us: u32,
     var_us: u32,
+    measured: bool,
 }
 
 /// The sender's own retransmission timeout, from the time between sending a packet and the ACK
@@ -14,7 +20,7 @@ pub struct RttEstimator {
 /// estimate, and until there is one the timeout is 1 s.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RtoEstimator {
-    smoothed: Option<RttEstimator>,
+    smoothed: RttEstimator,
 }
 
 impl RtoEstimator {
@@ -22,21 +28,17 @@ impl RtoEstimator {
 
     /// Folds in one sample.
     pub fn update(&mut self, sample: Duration) {
-        let us = sample.as_micros().min(u32::MAX as u128) as u32;
-        match self.smoothed.as_mut() {
-            Some(e) => e.update(us),
-            None => {
-                self.smoothed = Some(RttEstimator {
-                    rtt_us: us,
-                    var_us: us / 2,
-                })
-            }
-        }
+        self.smoothed
+            .update(sample.as_micros().min(u32::MAX as u128) as u32);
     }
 
     /// RTT + 4·RTTVar, or 1 s before the first sample.
     pub fn rto(&self) -> Duration {
-        self.smoothed.map_or(Self::INITIAL, |e| e.rto())
+        if self.smoothed.measured {
+            self.smoothed.rto()
+        } else {
+            Self::INITIAL
+        }
     }
 }
 
@@ -45,6 +47,7 @@ impl Default for RttEstimator {
         Self {
             rtt_us: 100_000,
             var_us: 50_000,
+            measured: false,
         }
     }
 }
@@ -52,9 +55,25 @@ impl Default for RttEstimator {
 impl RttEstimator {
     /// Folds in one sample.
     pub fn update(&mut self, sample_us: u32) {
+        if !self.measured {
+            self.measured = true;
+            self.rtt_us = sample_us;
+            self.var_us = sample_us / 2;
+            return;
+        }
         let diff = (sample_us as i64 - self.rtt_us as i64).unsigned_abs();
         self.var_us = ((self.var_us as u64 * 3 + diff) >> 2) as u32;
         self.rtt_us = ((self.rtt_us as u64 * 7 + sample_us as u64) >> 3) as u32;
+    }
+
+    /// Takes the peer's own estimate as it reported it (it already smoothed its samples; averaging
+    /// them again only adds lag, and holds the peer's start value of 100 ms for dozens of reports).
+    pub fn adopt(&mut self, rtt_us: u32, var_us: u32) {
+        *self = Self {
+            rtt_us,
+            var_us,
+            measured: true,
+        };
     }
 
     /// Smoothed RTT, microseconds.
@@ -295,10 +314,24 @@ mod tests {
     }
 
     #[test]
+    fn a_reported_estimate_is_adopted_as_is() {
+        let mut r = RttEstimator::default();
+        r.adopt(100_000, 50_000);
+        r.adopt(10_000, 1_000);
+        assert_eq!((r.rtt_us(), r.var_us()), (10_000, 1_000));
+    }
+
+    #[test]
     fn rtt_smoothing() {
         let mut r = RttEstimator::default();
         r.update(20_000);
-        assert_eq!(r.rtt_us(), (100_000 * 7 + 20_000) / 8);
-        assert_eq!(r.var_us(), (50_000 * 3 + 80_000) / 4);
+        assert_eq!(
+            (r.rtt_us(), r.var_us()),
+            (20_000, 10_000),
+            "first sample sets"
+        );
+        r.update(28_000);
+        assert_eq!(r.rtt_us(), (20_000 * 7 + 28_000) / 8);
+        assert_eq!(r.var_us(), (10_000 * 3 + 8_000) / 4);
     }
 }

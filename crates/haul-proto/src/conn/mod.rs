@@ -1114,7 +1114,7 @@ impl Connection {
             return;
         }
         self.full_ack_point = self.full_ack_point.max(ext);
-        self.rtt.update(ack.rtt_us);
+        self.rtt.adopt(ack.rtt_us, ack.rtt_var_us);
         if let Some(r) = ack.rates {
             self.recv_rate.update(r.recv_rate);
             self.capacity.update(r.capacity);
