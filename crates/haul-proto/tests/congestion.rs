@@ -255,12 +255,16 @@ fn a_short_lossy_gigabit_path_is_filled() {
 }
 
 /// The whole grid of issue 6 in the simulator (100 Mbit/s and 1 Gbit/s, 10–600 ms, 0–10 %
-/// loss), 20 s per cell: the table in docs/CONGESTION.md.
+/// loss), 20 s per cell: the table in docs/CONGESTION.md. GRID_RTT (ms, comma-separated)
+/// restricts it to some RTTs.
 #[test]
 #[ignore = "diagnostic: takes minutes, prints the full efficiency grid"]
 fn efficiency_grid_full() {
+    let rtts: Vec<u64> = std::env::var("GRID_RTT").map_or(vec![10, 100, 300, 600], |v| {
+        v.split(',').filter_map(|r| r.trim().parse().ok()).collect()
+    });
     for rate in [100_000_000u64, 1_000_000_000] {
-        for rtt in [10, 100, 300, 600] {
+        for &rtt in &rtts {
             for loss in [0.0, 0.01, 0.05, 0.10] {
                 let r = run(1, rate, rtt, loss, 20);
                 eprintln!(
@@ -279,6 +283,37 @@ fn efficiency_grid_full() {
 /// One flow, twice a second: goodput, pacing rate, window, RTT, retransmissions and queue drops.
 /// TRACE_RTT (ms, default 100), TRACE_LOSS (fraction, default 0), TRACE_RATE (bit/s, default
 /// 100 M) and TRACE_BOTH (lose in both directions, as `haul lab compare` does) set the path.
+/// One cell over several seeds (one seed is one draw of a chaotic process): GRID_RATE (bit/s),
+/// GRID_RTT (ms), GRID_LOSS (fraction), SEEDS (count, default 4).
+#[test]
+#[ignore = "diagnostic: prints one cell's efficiency over seeds"]
+fn efficiency_across_seeds() {
+    let var = |name: &str, default: f64| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(default)
+    };
+    let (rate, rtt) = (var("GRID_RATE", 1e9) as u64, var("GRID_RTT", 600.0) as u64);
+    let (loss, seeds) = (var("GRID_LOSS", 0.05), var("SEEDS", 4.0) as u64);
+    let runs: Vec<Run> = (1..=seeds)
+        .map(|seed| run(seed, rate, rtt, loss, 20))
+        .collect();
+    let mean = |f: fn(&Run) -> f64| runs.iter().map(f).sum::<f64>() / runs.len() as f64;
+    let each: Vec<String> = runs
+        .iter()
+        .map(|r| format!("{:.3}", r.efficiency))
+        .collect();
+    eprintln!(
+        "{} Mbit/s {rtt} ms {:.1}%: efficiency mean {:.3} ({}) retransmitted {:.3}",
+        rate / 1_000_000,
+        loss * 100.0,
+        mean(|r| r.efficiency),
+        each.join(" "),
+        mean(|r| r.retransmitted)
+    );
+}
+
 #[test]
 #[ignore = "diagnostic: prints the controller's view twice a second"]
 fn trace_one_flow() {
@@ -334,22 +369,28 @@ fn trace_one_flow() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(500);
     let step = Duration::from_millis(step_ms);
-    let mut last = 0;
+    let (mut last, mut last_sent) = (0, 0);
+    let mbps = |bytes: u64| bytes as f64 * 8.0 / step.as_secs_f64() / 1e6;
     for t in 0..24 {
         sim.run_until(step, |_| false);
         let st = sim.node_mut(ci).conn().stats();
         let got = sim.node(si).sink.bytes;
         eprintln!(
-            "{:>4.1}s got {:>6.1} Mbit/s pacing {:>6.1} Mbit/s cwnd {:>6} rtt {:>6.1?} retx {:>6} drops {:?}",
+            "{:>4.1}s got {:>6.1} sent {:>6.1} pacing {:>6.1} Mbit/s cwnd {:>6} flow {:>6} \
+             unacked {:>4} MB rtt {:>6.1?} retx {:>6} drops {:?}",
             (t + 1) as f64 * step.as_secs_f64(),
-            (got - last) as f64 * 8.0 / step.as_secs_f64() / 1e6,
+            mbps(got - last),
+            mbps(st.bytes_sent - last_sent),
             1472.0 * 8.0 / st.pacing_period.as_secs_f64() / 1e6,
             st.congestion_window,
+            st.flow_window,
+            st.bytes_buffered >> 20,
             st.rtt,
             st.packets_retransmitted,
             sim.link_stats(c, s).map(|l| l.queue_drops)
         );
         last = got;
+        last_sent = st.bytes_sent;
     }
 }
 

@@ -90,6 +90,13 @@ pub trait CongestionControl: Send + fmt::Debug {
     fn pacing_period(&self) -> Duration;
     /// Packets allowed in flight (the flow window also applies).
     fn window(&self) -> u32;
+    /// Whether a packet reported missing again after its retransmission should go out twice.
+    /// Worth it only where losses are random, not congestion: there a second copy costs a
+    /// fraction of the retransmissions, while another lost copy holds the cumulative ACK —
+    /// and with it every byte behind the hole — for one more round trip and timeout.
+    fn repeat_retransmissions(&self) -> bool {
+        false
+    }
 }
 
 /// Builds a controller for each new connection.

@@ -63,6 +63,14 @@ const WARM_PACKETS: u64 = 16;
 /// ACK stalls behind a hole until its retransmission arrives, and a lost retransmission waits for
 /// a re-NAK (an RTO plus the 10 ms ACK timer).
 const RECOVERY_ALLOWANCE: Duration = Duration::from_millis(100);
+/// A packet whose retransmission was lost too holds the cumulative ACK — and the peer's buffer
+/// behind it — for another round trip and re-report timeout; at 10 % loss one retransmission in
+/// ten is lost again. Where the peer's buffer covers fewer rounds than this at the estimated
+/// rate, a retransmission lost once goes out twice. Measured over four seeds in the simulator:
+/// repeating raised efficiency where the buffer covers 5–50 rounds (1 Gbit/s at 100–600 ms,
+/// 100 Mbit/s at 600 ms: +0.01 to +0.08) and only cost retransmissions (+0.009 at 10 % loss)
+/// where it covers 150 rounds or more (10 ms paths). 64 sits between.
+const REPEAT_BELOW_ROUNDS: f64 = 64.0;
 /// Window before any measurement, and the floor: two light-ACK batches (one every 64 packets).
 const INITIAL_WINDOW: f64 = 32.0;
 const MIN_WINDOW: f64 = 128.0;
@@ -135,6 +143,8 @@ pub struct ModelRate {
     sent_pps: f64,
     /// The receiver's delivery reports have been credible once (see [`WARM_REPORT`]).
     receiver_warm: bool,
+    /// The peer's flow window from the handshake, packets.
+    peer_window: f64,
 }
 
 impl ModelRate {
@@ -167,6 +177,7 @@ impl ModelRate {
             largest_sent: init.isn,
             sent_pps: 0.0,
             receiver_warm: false,
+            peer_window: f64::from(init.peer_flow_window),
         }
     }
 
@@ -410,6 +421,16 @@ impl CongestionControl for ModelRate {
         Duration::from_secs_f64(1.0 / self.pacing_pps())
     }
 
+    fn repeat_retransmissions(&self) -> bool {
+        // Random loss measured, and no queue last round: a lost retransmission was bad luck,
+        // not a sign that the path is full.
+        // Only where holds are long against the buffer (see REPEAT_BELOW_ROUNDS); elsewhere a
+        // second copy only costs: the square of the loss rate in extra retransmissions.
+        let rounds_buffered =
+            self.peer_window / (self.bandwidth() * self.round_length().as_secs_f64()).max(1.0);
+        rounds_buffered < REPEAT_BELOW_ROUNDS && self.loss_rate() > 0.0 && !self.queue_last_round
+    }
+
     fn window(&self) -> u32 {
         let bw = self.bandwidth();
         let rtt = (self.base_rtt() + ACK_INTERVAL).as_secs_f64();
@@ -535,6 +556,24 @@ mod tests {
         let pps = 1.0 / cc.pacing_period().as_secs_f64();
         assert!((7_000.0..=12_600.0).contains(&pps), "{pps}");
         assert_eq!(cc.window(), (10_000.0 * (6.0 * 0.06 + 0.1)) as u32);
+    }
+
+    #[test]
+    fn retransmissions_repeat_only_under_random_loss_with_little_buffer() {
+        // 10 000 packets per second (loss-corrected) over 60 ms rounds: 600 packets a round.
+        let run = |peer_flow_window: u32, delivered: u32, lost: u64| {
+            let mut t = Instant::now();
+            let init = CcInit {
+                peer_flow_window,
+                ..init(t)
+            };
+            let mut cc = ModelRate::new(&init, Policy::Fair, None, None);
+            feed(&mut cc, &mut t, 40, delivered, 50, lost);
+            cc.repeat_retransmissions()
+        };
+        assert!(!run(20_000, 10_000, 0), "no random loss");
+        assert!(run(20_000, 9_000, 45), "random loss, 33 rounds buffered");
+        assert!(!run(100_000, 9_000, 45), "random loss, 167 rounds buffered");
     }
 
     #[test]

@@ -1557,6 +1557,15 @@ impl Connection {
                 self.drop_expired_message(seq);
                 continue;
             }
+            // Reported missing again after a retransmission: the controller may ask for two
+            // copies, the second right behind the first.
+            let repeat = self
+                .cc
+                .as_ref()
+                .is_some_and(|cc| cc.repeat_retransmissions());
+            if repeat && packet.last_sent.is_some_and(|(_, again)| again) {
+                self.deferred = Some((seq, true));
+            }
             return Some((seq, true));
         }
         if !self.has_data_to_send() {
@@ -1680,7 +1689,10 @@ impl Connection {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::FixedRateFactory;
+    use crate::cc::{
+        AckSample, CcInit, CongestionControl, CongestionControlFactory, FixedRateFactory,
+        LossSample, PathEstimate,
+    };
     use std::sync::Arc;
 
     /// A server connection, established, sending at 10 Gbit/s so the pacer never holds it back.
@@ -1754,6 +1766,58 @@ mod tests {
         assert_eq!((t.size, t.segment_size), (116, None));
         let t = conn.poll_transmit(later, &mut buf).unwrap();
         assert_eq!(t.segment_size, Some(1472));
+    }
+
+    /// Paces at 1 µs and asks for repeated retransmissions.
+    #[derive(Debug)]
+    struct Repeating;
+
+    impl CongestionControl for Repeating {
+        fn name(&self) -> &'static str {
+            "repeating"
+        }
+        fn on_ack(&mut self, _: Instant, _: &AckSample) {}
+        fn on_loss(&mut self, _: Instant, _: &LossSample) {}
+        fn on_timeout(&mut self, _: Instant, _: &PathEstimate) {}
+        fn pacing_period(&self) -> Duration {
+            Duration::from_micros(1)
+        }
+        fn window(&self) -> u32 {
+            10_000
+        }
+        fn repeat_retransmissions(&self) -> bool {
+            true
+        }
+    }
+
+    impl CongestionControlFactory for Repeating {
+        fn build(&self, _: &CcInit) -> Box<dyn CongestionControl> {
+            Box::new(Repeating)
+        }
+    }
+
+    #[test]
+    fn a_retransmission_lost_again_goes_twice_when_the_controller_asks() {
+        let (mut conn, now) = established_with(ConnectionConfig {
+            congestion: Arc::new(Repeating),
+            ..ConnectionConfig::default()
+        });
+        conn.write(&[1; 100]).unwrap();
+        let mut buf = Vec::new();
+        assert_eq!(conn.poll_transmit(now, &mut buf).unwrap().size, 116);
+        let seq = SeqNo::new(5).unwrap().start();
+        let mut later = now;
+        let mut lose_and_send = |conn: &mut Connection| {
+            conn.snd_loss.insert(seq, seq, ());
+            later += SYN;
+            buf.clear();
+            conn.poll_transmit(later, &mut buf).unwrap()
+        };
+        let first = lose_and_send(&mut conn);
+        assert_eq!((first.size, first.segment_size), (116, None), "one copy");
+        let again = lose_and_send(&mut conn);
+        assert_eq!((again.size, again.segment_size), (232, Some(116)), "two");
+        assert_eq!(conn.stats().packets_retransmitted, 3);
     }
 
     fn feed(conn: &mut Connection, now: Instant, body: Control<'_>) {
