@@ -422,10 +422,10 @@ impl CongestionControl for ModelRate {
     }
 
     fn repeat_retransmissions(&self) -> bool {
-        // Random loss measured, and no queue last round: a lost retransmission was bad luck,
-        // not a sign that the path is full.
-        // Only where holds are long against the buffer (see REPEAT_BELOW_ROUNDS); elsewhere a
-        // second copy only costs: the square of the loss rate in extra retransmissions.
+        // Random loss measured and no queue last round: a lost retransmission was bad luck, not
+        // a sign that the path is full. And only where holds are long against the peer's buffer
+        // (REPEAT_BELOW_ROUNDS); elsewhere a second copy only costs the square of the loss rate
+        // in extra retransmissions.
         let rounds_buffered =
             self.peer_window / (self.bandwidth() * self.round_length().as_secs_f64()).max(1.0);
         rounds_buffered < REPEAT_BELOW_ROUNDS && self.loss_rate() > 0.0 && !self.queue_last_round
