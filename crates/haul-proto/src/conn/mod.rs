@@ -1559,11 +1559,15 @@ impl Connection {
             }
             // Reported missing again after a retransmission: the controller may ask for two
             // copies, the second right behind the first.
-            let repeat = self
-                .cc
-                .as_ref()
-                .is_some_and(|cc| cc.repeat_retransmissions());
-            if repeat && packet.last_sent.is_some_and(|(_, again)| again) {
+            let again = packet
+                .last_sent
+                .is_some_and(|(_, retransmitted)| retransmitted);
+            if again
+                && self
+                    .cc
+                    .as_ref()
+                    .is_some_and(|cc| cc.repeat_retransmissions())
+            {
                 self.deferred = Some((seq, true));
             }
             return Some((seq, true));
