@@ -280,22 +280,24 @@ fn efficiency_grid_full() {
     }
 }
 
-/// One flow, twice a second: goodput, pacing rate, window, RTT, retransmissions and queue drops.
-/// TRACE_RTT (ms, default 100), TRACE_LOSS (fraction, default 0), TRACE_RATE (bit/s, default
-/// 100 M) and TRACE_BOTH (lose in both directions, as `haul lab compare` does) set the path.
+/// A diagnostic's setting from the environment, or `default` when unset or unparsable.
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// One cell over several seeds (one seed is one draw of a chaotic process): GRID_RATE (bit/s),
 /// GRID_RTT (ms), GRID_LOSS (fraction), SEEDS (count, default 4).
 #[test]
 #[ignore = "diagnostic: prints one cell's efficiency over seeds"]
 fn efficiency_across_seeds() {
-    let var = |name: &str, default: f64| {
-        std::env::var(name)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(default)
-    };
-    let (rate, rtt) = (var("GRID_RATE", 1e9) as u64, var("GRID_RTT", 600.0) as u64);
-    let (loss, seeds) = (var("GRID_LOSS", 0.05), var("SEEDS", 4.0) as u64);
+    let (rate, rtt) = (
+        env_or("GRID_RATE", 1_000_000_000u64),
+        env_or("GRID_RTT", 600u64),
+    );
+    let (loss, seeds) = (env_or("GRID_LOSS", 0.05), env_or("SEEDS", 4u64));
     let runs: Vec<Run> = (1..=seeds)
         .map(|seed| run(seed, rate, rtt, loss, 20))
         .collect();
@@ -314,14 +316,13 @@ fn efficiency_across_seeds() {
     );
 }
 
+/// One flow, twice a second: goodput, pacing rate, window, RTT, retransmissions and queue drops.
+/// TRACE_RTT (ms, default 100), TRACE_LOSS (fraction, default 0), TRACE_RATE (bit/s, default
+/// 100 M) and TRACE_BOTH (lose in both directions, as `haul lab compare` does) set the path.
 #[test]
 #[ignore = "diagnostic: prints the controller's view twice a second"]
 fn trace_one_flow() {
-    let rtt_ms = std::env::var("TRACE_RTT")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(100);
-    let rtt = Duration::from_millis(rtt_ms);
+    let rtt = Duration::from_millis(env_or("TRACE_RTT", 100));
     let mut sim: Simulation<Host> = Simulation::new(1);
     let now = sim.now();
     let cfg = config(Arc::new(ModelRateFactory::default()));
@@ -332,14 +333,8 @@ fn trace_one_flow() {
     let (c, s) = (addr("10.0.0.1:1"), addr("10.0.0.2:2"));
     let ci = sim.add_node(c, client);
     let si = sim.add_node(s, Host::new(cfg, true, 2, now));
-    let loss: f64 = std::env::var("TRACE_LOSS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.0);
-    let rate: u64 = std::env::var("TRACE_RATE")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(100_000_000);
+    let loss: f64 = env_or("TRACE_LOSS", 0.0);
+    let rate: u64 = env_or("TRACE_RATE", 100_000_000);
     // TRACE_BOTH=1 loses packets in both directions, as `haul lab compare` does.
     let back_loss = if std::env::var("TRACE_BOTH").is_ok() {
         loss
@@ -364,11 +359,7 @@ fn trace_one_flow() {
     );
     sim.node_mut(ci).connect(now, s);
     // TRACE_STEP (ms, default 500) sets the interval, 24 of them.
-    let step_ms: u64 = std::env::var("TRACE_STEP")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(500);
-    let step = Duration::from_millis(step_ms);
+    let step = Duration::from_millis(env_or("TRACE_STEP", 500));
     let (mut last, mut last_sent) = (0, 0);
     let mbps = |bytes: u64| bytes as f64 * 8.0 / step.as_secs_f64() / 1e6;
     for t in 0..24 {
