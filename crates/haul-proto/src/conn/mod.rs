@@ -284,6 +284,9 @@ pub struct Connection {
     readable_signalled: bool,
 
     // Shared.
+    /// The path's RTT: as a receiver, smoothed from ACK→ACK2 samples; as a sender, the estimate
+    /// the peer's receiver last reported (adopted, not smoothed again). Both ends measure the
+    /// same path, so a connection sending both ways keeps one estimate.
     rtt: RttEstimator,
     last_heard: Instant,
     last_sent: Instant,
