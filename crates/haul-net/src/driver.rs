@@ -2,12 +2,15 @@
 
 use crate::socket::{IoScratch, Offloads, Outgoing, UdpSocket, BATCH, MAX_RECV, MAX_SEND};
 use crate::stream::Stream;
-use haul_proto::{CloseReason, Connection, ConnectionConfig, DatagramEvent, EndpointConfig};
+use haul_proto::{
+    CloseReason, Connection, ConnectionConfig, DatagramEvent, EndpointConfig, Piece, ReadInto,
+};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::VecDeque;
 use std::io;
+use std::io::IoSlice;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::ops::Range;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use thiserror::Error;
@@ -118,10 +121,6 @@ pub(crate) struct Shared {
     pub(crate) cond: Condvar,
     socket: UdpSocket,
     waker: EventFd,
-    /// Rounds of the I/O loop whose transmits have been handed to the kernel.
-    pub(crate) rounds_sent: AtomicU64,
-    /// Threads waiting for `rounds_sent` to move (the I/O thread wakes them after each round).
-    pub(crate) round_waiters: AtomicUsize,
 }
 
 pub(crate) struct Inner {
@@ -131,6 +130,8 @@ pub(crate) struct Inner {
     accept_queue: VecDeque<u32>,
     /// Connections whose application handle is gone: removed once drained.
     released: FxHashSet<u32>,
+    /// Reads blocked for data, by connection: what arrives in order goes straight to them.
+    pub(crate) readers: FxHashMap<u32, WaitingRead>,
     listen: bool,
 }
 
@@ -162,6 +163,21 @@ impl Shared {
     }
 }
 
+/// The buffer of an application read that is blocked waiting for data. Registered under the
+/// lock just before the reader waits and taken back under the lock as soon as it wakes; in
+/// between only the I/O thread touches the memory (under the lock), so the pointer is valid and
+/// the buffer has one user at a time.
+pub(crate) struct WaitingRead {
+    pub(crate) ptr: *mut u8,
+    pub(crate) len: usize,
+    /// Bytes the I/O thread has put there.
+    pub(crate) filled: usize,
+}
+
+// SAFETY: see the type's documentation — the buffer outlives its registration and is used by
+// one thread at a time, each access ordered by the endpoint's lock.
+unsafe impl Send for WaitingRead {}
+
 /// One UDP socket and its connections. Cheap to share: clone the handles it returns.
 pub struct Endpoint {
     shared: Arc<Shared>,
@@ -191,13 +207,12 @@ impl Endpoint {
                 conns: FxHashMap::default(),
                 accept_queue: VecDeque::new(),
                 released: FxHashSet::default(),
+                readers: FxHashMap::default(),
                 listen: config.listen,
             }),
             cond: Condvar::new(),
             socket,
             waker: EventFd::new()?,
-            rounds_sent: AtomicU64::new(0),
-            round_waiters: AtomicUsize::new(0),
         });
         let io = Arc::clone(&shared);
         std::thread::Builder::new()
@@ -297,38 +312,109 @@ impl Drop for Endpoint {
     }
 }
 
-/// Transmits gathered under the lock, sent after it is released.
+/// Transmits gathered under the lock: headers and control packets in `buf`, data payloads left
+/// in their connections' send buffers, all sent (still under the lock) by one scatter-gather
+/// batch so that the payload bytes are copied only by the kernel.
 #[derive(Default)]
 struct TxQueue {
     buf: Vec<u8>,
-    out: Vec<Outgoing>,
+    /// Every transmit's pieces in order, each with the connection whose send buffer holds it.
+    pieces: Vec<(u32, Piece)>,
+    /// One connection's pieces of the transmit being gathered.
+    gathering: Vec<Piece>,
+    transmits: Vec<Gathered>,
+}
+
+/// One transmit of a [`TxQueue`].
+struct Gathered {
+    dest: SocketAddr,
+    pieces: Range<usize>,
+    segment: Option<usize>,
 }
 
 impl TxQueue {
     fn clear(&mut self) {
         self.buf.clear();
-        self.out.clear();
+        self.pieces.clear();
+        self.transmits.clear();
     }
 
-    /// Appends everything `conn` wants to send now.
-    fn gather(&mut self, conn: &mut Connection, now: Instant) {
+    /// Appends everything `conn` (local id `id`) wants to send now.
+    fn gather(&mut self, id: u32, conn: &mut Connection, now: Instant) {
         loop {
-            let offset = self.buf.len();
-            let Some(t) = conn.poll_transmit(now, &mut self.buf) else {
+            self.gathering.clear();
+            let Some(t) = conn.poll_transmit_gather(now, &mut self.buf, &mut self.gathering) else {
                 return;
             };
-            self.out.push(Outgoing {
+            let first = self.pieces.len();
+            self.pieces.extend(self.gathering.iter().map(|p| (id, *p)));
+            self.transmits.push(Gathered {
                 dest: t.destination,
-                offset,
-                len: t.size,
+                pieces: first..self.pieces.len(),
                 segment: t.segment_size,
             });
         }
     }
+
+    /// Queues a datagram the endpoint answered itself (its bytes at `start..` of `buf`).
+    fn push_response(&mut self, dest: SocketAddr, start: usize) {
+        let first = self.pieces.len();
+        let len = self.buf.len() - start;
+        self.pieces.push((NO_CONNECTION, Piece::Buf { start, len }));
+        self.transmits.push(Gathered {
+            dest,
+            pieces: first..first + 1,
+            segment: None,
+        });
+    }
+
+    /// Sends every gathered transmit, reading payloads from `conns` (which must not have
+    /// changed since they were gathered).
+    fn send(&self, socket: &UdpSocket, conns: &FxHashMap<u32, Connection>, io: &mut IoScratch) {
+        if self.transmits.is_empty() {
+            return;
+        }
+        let mut slices = Vec::with_capacity(self.pieces.len() + 8);
+        let mut out = Vec::with_capacity(self.transmits.len());
+        'transmits: for t in &self.transmits {
+            let first = slices.len();
+            for (id, piece) in &self.pieces[t.pieces.clone()] {
+                match *piece {
+                    Piece::Buf { start, len } => {
+                        slices.push(IoSlice::new(&self.buf[start..start + len]))
+                    }
+                    Piece::Sent { offset, len } => {
+                        let Some((a, b)) = conns.get(id).and_then(|c| c.sent_bytes(offset, len))
+                        else {
+                            // Cannot happen while the lock is held; never send a torn packet.
+                            slices.truncate(first);
+                            continue 'transmits;
+                        };
+                        slices.push(IoSlice::new(a));
+                        if !b.is_empty() {
+                            slices.push(IoSlice::new(b));
+                        }
+                    }
+                }
+            }
+            out.push(Outgoing {
+                dest: t.dest,
+                slices: first..slices.len(),
+                segment: t.segment,
+            });
+        }
+        if let Err(e) = socket.send_all(&slices, &out, io) {
+            tracing::debug!("send: {e}");
+        }
+    }
 }
 
-/// The I/O thread: receive a batch, then (under the lock) dispatch it, run timers and gather
-/// transmits, then send them, then sleep until the next event. No system call holds the lock.
+/// The owner of pieces that live in [`TxQueue::buf`] only (the endpoint's own answers).
+const NO_CONNECTION: u32 = u32::MAX;
+
+/// The I/O thread: receive a batch, then (under the lock) dispatch it, run timers, gather
+/// transmits and send them, then sleep until the next event. The send holds the lock because
+/// payloads go to the kernel straight from the send buffers; receiving and sleeping do not.
 fn io_loop(shared: Arc<Shared>) {
     let mut pool = vec![0u8; BATCH * MAX_RECV];
     let mut received = Vec::with_capacity(BATCH);
@@ -350,24 +436,27 @@ fn io_loop(shared: Arc<Shared>) {
             let mut guard = shared.lock();
             let inner = &mut *guard;
             let now = Instant::now();
+            let mut handed = false;
             for (i, r) in received.iter().enumerate() {
                 let slot = &pool[i * MAX_RECV..i * MAX_RECV + r.len];
                 for datagram in slot.chunks(r.segment.unwrap_or(r.len).max(1)) {
-                    dispatch(inner, now, r.from, datagram, &mut scratch, &mut tx);
+                    handed |= dispatch(inner, now, r.from, datagram, &mut scratch, &mut tx);
                 }
             }
             let now = Instant::now();
-            let mut notify = false;
-            for conn in inner.conns.values_mut() {
+            let mut notify = handed;
+            for (id, conn) in inner.conns.iter_mut() {
                 if conn.poll_timeout().is_some_and(|t| t <= now) {
                     conn.handle_timeout(now);
                 }
-                tx.gather(conn, now);
+                tx.gather(*id, conn, now);
                 // Blocked application calls wait for exactly these events.
                 while conn.poll_event().is_some() {
                     notify = true;
                 }
             }
+            tx.send(&shared.socket, &inner.conns, &mut io);
+            tx.clear();
             reap(inner);
             if notify || !inner.accept_queue.is_empty() {
                 shared.cond.notify_all();
@@ -377,17 +466,6 @@ fn io_loop(shared: Arc<Shared>) {
             let timeout = next.map_or(IDLE_POLL, |t| t.saturating_duration_since(now));
             (timeout.clamp(PACING_QUANTUM, IDLE_POLL), exit)
         };
-        if let Err(e) = shared.socket.send_all(&tx.buf, &tx.out, &mut io) {
-            tracing::debug!("send: {e}");
-        }
-        tx.clear();
-        // Whoever waits for packets gathered in this round to leave (`Stream::finish`) may go.
-        shared.rounds_sent.fetch_add(1, Ordering::Release);
-        if shared.round_waiters.load(Ordering::Acquire) > 0 {
-            // Taking the lock orders this wake-up after the waiter's check of `rounds_sent`.
-            drop(shared.lock());
-            shared.cond.notify_all();
-        }
         if exit {
             return;
         }
@@ -398,6 +476,7 @@ fn io_loop(shared: Arc<Shared>) {
     }
 }
 
+/// Routes one datagram; true when it went straight into a waiting read's buffer.
 fn dispatch(
     inner: &mut Inner,
     now: Instant,
@@ -405,29 +484,37 @@ fn dispatch(
     datagram: &[u8],
     scratch: &mut Vec<u8>,
     tx: &mut TxQueue,
-) {
+) -> bool {
     match inner.endpoint.handle(now, from, datagram, scratch) {
         Some(DatagramEvent::Connection(id)) => {
-            if let Some(conn) = inner.conns.get_mut(&id) {
+            let Some(conn) = inner.conns.get_mut(&id) else {
+                return false;
+            };
+            let Some(read) = inner.readers.get_mut(&id) else {
                 conn.handle_datagram(now, from, datagram);
-            }
+                return false;
+            };
+            // SAFETY: a registered buffer is valid and its reader is waiting (see WaitingRead);
+            // the lock held here orders this access with the reader's.
+            let buf = unsafe { std::slice::from_raw_parts_mut(read.ptr, read.len) };
+            let mut into = ReadInto::new(buf, read.filled);
+            conn.handle_datagram_into(now, from, datagram, &mut into);
+            let handed = into.filled() > read.filled;
+            read.filled = into.filled();
+            return handed;
         }
         Some(DatagramEvent::NewConnection(id, conn)) => {
             inner.conns.insert(id, *conn);
             inner.accept_queue.push_back(id);
         }
         Some(DatagramEvent::Response(t)) => {
-            let offset = tx.buf.len();
+            let start = tx.buf.len();
             tx.buf.extend_from_slice(&scratch[..t.size]);
-            tx.out.push(Outgoing {
-                dest: t.destination,
-                offset,
-                len: t.size,
-                segment: None,
-            });
+            tx.push_response(t.destination, start);
         }
         None => {}
     }
+    false
 }
 
 /// Drops connections that ended, sent everything, and have no application handle.

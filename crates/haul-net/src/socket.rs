@@ -4,8 +4,10 @@
 
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use std::io;
+use std::io::IoSlice;
 use std::mem::size_of;
 use std::net::SocketAddr;
+use std::ops::Range;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -40,16 +42,14 @@ pub struct Received {
     pub segment: Option<usize>,
 }
 
-/// One message to send: `len` bytes at `offset` of a shared buffer.
-#[derive(Debug, Clone, Copy)]
+/// One message to send: the bytes of some consecutive slices, joined in order.
+#[derive(Debug, Clone)]
 pub struct Outgoing {
     /// Destination.
     pub dest: SocketAddr,
-    /// Start in the buffer.
-    pub offset: usize,
-    /// Length.
-    pub len: usize,
-    /// With several datagrams: the size of each.
+    /// Which of the slices given to [`UdpSocket::send_all`] hold its bytes.
+    pub slices: Range<usize>,
+    /// With several datagrams: the size of each (the last may be shorter).
     pub segment: Option<usize>,
 }
 
@@ -138,46 +138,63 @@ impl UdpSocket {
         }
     }
 
-    /// Sends every message of `out` (bytes in `buf`), as few system calls as the kernel allows.
-    /// A full socket buffer drops what does not fit, as a router would; the protocol recovers.
+    /// Sends every message of `out` (their bytes in `slices`, gathered by the kernel without a
+    /// copy here), as few system calls as the kernel allows. A full socket buffer drops what
+    /// does not fit, as a router would; the protocol recovers.
     pub fn send_all(
         &self,
-        buf: &[u8],
+        slices: &[IoSlice<'_>],
         out: &[Outgoing],
         scratch: &mut IoScratch,
     ) -> io::Result<()> {
-        let messages = &mut scratch.messages;
+        let IoScratch {
+            messages,
+            send_iovs,
+            mmsg,
+        } = scratch;
         messages.clear();
+        send_iovs.clear();
+        // Entry i is slices[i]; cuts of them are appended after.
+        send_iovs.extend(slices.iter().map(|s| libc::iovec {
+            iov_base: s.as_ptr() as *mut libc::c_void,
+            iov_len: s.len(),
+        }));
+        let gso = self.gso.load(Ordering::Relaxed);
         for o in out {
-            let data = &buf[o.offset..o.offset + o.len];
             let dest = SockAddr::from(o.dest);
+            let len: usize = slices[o.slices.clone()].iter().map(|s| s.len()).sum();
             match o.segment {
-                Some(seg) if seg > 0 && seg < data.len() && self.gso.load(Ordering::Relaxed) => {
+                Some(seg) if seg > 0 && seg < len && gso => {
                     let per_batch = (MAX_SEND / seg).clamp(1, MAX_GSO_SEGMENTS) * seg;
-                    for batch in data.chunks(per_batch) {
-                        let segment = (batch.len() > seg).then_some(seg as u16);
-                        messages.push(Message::new(&dest, batch, segment));
+                    if len <= per_batch {
+                        messages.push(Message::new(&dest, o.slices.clone(), Some(seg as u16)));
+                    } else {
+                        cut(send_iovs, o.slices.clone(), per_batch, |iov, n| {
+                            let segment = (n > seg).then_some(seg as u16);
+                            messages.push(Message::new(&dest, iov, segment));
+                        });
                     }
                 }
-                Some(seg) if seg > 0 => {
-                    for chunk in data.chunks(seg) {
-                        messages.push(Message::new(&dest, chunk, None));
-                    }
-                }
-                _ => messages.push(Message::new(&dest, data, None)),
+                Some(seg) if seg > 0 => cut(send_iovs, o.slices.clone(), seg, |iov, _| {
+                    messages.push(Message::new(&dest, iov, None))
+                }),
+                _ => messages.push(Message::new(&dest, o.slices.clone(), None)),
             }
         }
         let mut sent = 0;
         while sent < messages.len() {
             let end = (sent + BATCH).min(messages.len());
-            match self.sendmmsg(&messages[sent..end], &mut scratch.mmsg) {
+            match self.sendmmsg(&messages[sent..end], send_iovs, mmsg) {
                 Ok(n) => sent += n.max(1),
                 Err(e) if gso_refused(&e) && messages[sent].segment.is_some() => {
                     tracing::info!("UDP GSO refused ({e}); sending one datagram per message");
                     self.gso.store(false, Ordering::Relaxed);
                     let rest: Vec<Message> = messages.drain(sent..).collect();
                     for m in rest {
-                        m.split_into(messages);
+                        let seg = m.segment.map_or(usize::MAX, usize::from);
+                        cut(send_iovs, m.iov.clone(), seg, |iov, _| {
+                            messages.push(Message::new(&m.addr, iov, None))
+                        });
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
@@ -187,13 +204,13 @@ impl UdpSocket {
         Ok(())
     }
 
-    fn sendmmsg(&self, messages: &[Message], bufs: &mut MmsgBuffers) -> io::Result<usize> {
+    fn sendmmsg(
+        &self,
+        messages: &[Message],
+        iovs: &mut [libc::iovec],
+        bufs: &mut MmsgBuffers,
+    ) -> io::Result<usize> {
         // Every vector gets its final length before any pointer into it is taken.
-        bufs.iovs.clear();
-        bufs.iovs.extend(messages.iter().map(|m| libc::iovec {
-            iov_base: m.data as *mut libc::c_void,
-            iov_len: m.len,
-        }));
         bufs.controls.clear();
         bufs.controls.resize(messages.len(), [0u64; CMSG_SPACE / 8]);
         bufs.headers.clear();
@@ -202,8 +219,8 @@ impl UdpSocket {
             let mut h: libc::mmsghdr = unsafe { std::mem::zeroed() };
             h.msg_hdr.msg_name = m.addr.as_ptr() as *mut libc::c_void;
             h.msg_hdr.msg_namelen = m.addr.len();
-            h.msg_hdr.msg_iov = &mut bufs.iovs[i];
-            h.msg_hdr.msg_iovlen = 1;
+            h.msg_hdr.msg_iov = iovs[m.iov.clone()].as_mut_ptr();
+            h.msg_hdr.msg_iovlen = m.iov.len();
             if let Some(seg) = m.segment {
                 h.msg_hdr.msg_control = bufs.controls[i].as_mut_ptr() as *mut libc::c_void;
                 // SAFETY: CMSG_SPACE only computes a size.
@@ -314,6 +331,8 @@ impl UdpSocket {
 #[derive(Default)]
 pub struct IoScratch {
     messages: Vec<Message>,
+    /// The slices being sent, then cuts of them where a message spans part of one.
+    send_iovs: Vec<libc::iovec>,
     mmsg: MmsgBuffers,
 }
 
@@ -341,39 +360,56 @@ fn gro_segment(msg: &libc::msghdr) -> Option<usize> {
     None
 }
 
-/// One message prepared for `sendmmsg`.
+/// One message prepared for `sendmmsg`: its bytes are the iovecs `iov` of the send scratch.
 struct Message {
     addr: SockAddr,
-    data: *const u8,
-    len: usize,
+    iov: Range<usize>,
     segment: Option<u16>,
 }
 
 impl Message {
-    fn new(addr: &SockAddr, data: &[u8], segment: Option<u16>) -> Self {
+    fn new(addr: &SockAddr, iov: Range<usize>, segment: Option<u16>) -> Self {
         Self {
             addr: addr.clone(),
-            data: data.as_ptr(),
-            len: data.len(),
+            iov,
             segment,
         }
     }
+}
 
-    /// The same bytes as one message per datagram.
-    fn split_into(self, out: &mut Vec<Message>) {
-        let seg = self.segment.map_or(self.len, |s| s as usize).max(1);
-        let mut offset = 0;
-        while offset < self.len {
-            let len = seg.min(self.len - offset);
-            out.push(Message {
-                addr: self.addr.clone(),
-                // SAFETY: offset < len, inside the original slice.
-                data: unsafe { self.data.add(offset) },
-                len,
-                segment: None,
+/// Cuts the bytes of iovecs `src` into runs of `size` bytes (the last may be shorter), appending
+/// the run's iovecs to `iovs` (splitting an iovec where a run ends inside it) and calling
+/// `run(range, bytes)` for each.
+fn cut(
+    iovs: &mut Vec<libc::iovec>,
+    src: Range<usize>,
+    size: usize,
+    mut run: impl FnMut(Range<usize>, usize),
+) {
+    let size = size.max(1);
+    let mut start = iovs.len();
+    let mut filled = 0;
+    for i in src {
+        let (mut base, mut left) = (iovs[i].iov_base as *mut u8, iovs[i].iov_len);
+        while left > 0 {
+            let take = left.min(size - filled);
+            iovs.push(libc::iovec {
+                iov_base: base as *mut libc::c_void,
+                iov_len: take,
             });
-            offset += len;
+            // SAFETY: take <= left, so the pointer stays inside (or one past) the slice.
+            base = unsafe { base.add(take) };
+            left -= take;
+            filled += take;
+            if filled == size {
+                run(start..iovs.len(), filled);
+                start = iovs.len();
+                filled = 0;
+            }
         }
+    }
+    if filled > 0 {
+        run(start..iovs.len(), filled);
     }
 }
 
@@ -445,28 +481,40 @@ mod tests {
         let singles = buf.len();
         buf.extend_from_slice(b"one");
         buf.extend_from_slice(b"two!");
+        // The datagrams of 1000 are given in uneven slices, as a gathered transmit is (header,
+        // then payload, sometimes in two parts), so cuts fall inside slices too.
+        let mut slices = Vec::new();
+        let mut at = 0;
+        for (i, len) in [16, 984, 1, 999, 1500, 500].into_iter().cycle().enumerate() {
+            let end = (at + len + i % 3).min(singles);
+            slices.push(IoSlice::new(&buf[at..end]));
+            at = end;
+            if at == singles {
+                break;
+            }
+        }
+        let runs = slices.len();
+        slices.push(IoSlice::new(&buf[singles..singles + 3]));
+        slices.push(IoSlice::new(&buf[singles + 3..]));
         let out = [
             Outgoing {
                 dest,
-                offset: 0,
-                len: singles,
+                slices: 0..runs,
                 segment: Some(1000),
             },
             Outgoing {
                 dest,
-                offset: singles,
-                len: 3,
+                slices: runs..runs + 1,
                 segment: None,
             },
             Outgoing {
                 dest,
-                offset: singles + 3,
-                len: 4,
+                slices: runs + 1..runs + 2,
                 segment: None,
             },
         ];
         let mut scratch = IoScratch::default();
-        a.send_all(&buf, &out, &mut scratch).unwrap();
+        a.send_all(&slices, &out, &mut scratch).unwrap();
         let mut pool = vec![0u8; BATCH * MAX_RECV];
         let mut got: Vec<Vec<u8>> = Vec::new();
         let mut received = Vec::new();

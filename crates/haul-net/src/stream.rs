@@ -1,11 +1,11 @@
 //! A connection as the application sees it: blocking, `Read` + `Write`.
 
-use crate::driver::Shared;
 use crate::driver::{Endpoint, NetConfig, NetError};
+use crate::driver::{Shared, WaitingRead};
 use haul_proto::{CloseReason, Connection, Stats, StreamError};
+use std::collections::hash_map::Entry;
 use std::io;
 use std::net::SocketAddr;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -211,9 +211,10 @@ impl Stream {
             conn.close(Instant::now());
         }
         self.shared.wake();
-        // Done when closed *and* the shutdown packets it queued have gone to the driver: a
-        // process that exits right after `finish` must not take its goodbye with it (the peer
-        // would wait out its idle timeout).
+        // Done when closed *and* the shutdown packets it queued are drained: a process that
+        // exits right after `finish` must not take its goodbye with it (the peer would wait out
+        // its idle timeout). The I/O thread gathers and sends under one hold of the lock, so
+        // drained means handed to the kernel.
         loop {
             let state = inner
                 .conns
@@ -221,18 +222,7 @@ impl Stream {
                 .map(|c| (c.close_reason(), c.is_drained()));
             match state {
                 Some((Some(CloseReason::LocalClose | CloseReason::PeerClosed), true)) => {
-                    // Drained means gathered by the I/O thread, which sends after it lets go
-                    // of the lock: wait for the round in progress to reach the kernel too.
-                    let round = self.shared.rounds_sent.load(Ordering::Acquire);
-                    self.shared.round_waiters.fetch_add(1, Ordering::AcqRel);
-                    drop(inner);
-                    self.shared.wake();
-                    let mut inner = self.shared.lock();
-                    while self.shared.rounds_sent.load(Ordering::Acquire) <= round {
-                        inner = self.shared.wait(inner, WAIT_SLICE);
-                    }
-                    self.shared.round_waiters.fetch_sub(1, Ordering::AcqRel);
-                    return Ok(());
+                    return Ok(())
                 }
                 Some((Some(reason), _))
                     if !matches!(reason, CloseReason::LocalClose | CloseReason::PeerClosed) =>
@@ -290,15 +280,45 @@ fn to_io(e: StreamError) -> io::Error {
 }
 
 impl io::Read for Stream {
+    /// Reads what has arrived; while it waits, the I/O thread copies payloads that arrive in
+    /// order straight into `buf` (one copy fewer than through the receive buffer).
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         // Freed buffer space reaches the sender with the next periodic ACK.
         let len = buf.len().min(COPY_SLICE);
-        self.blocking(
-            self.read_timeout,
-            "read",
-            || Ok(0),
-            |conn| conn.read(&mut buf[..len]),
-        )
+        let buf = &mut buf[..len];
+        let deadline = self.read_timeout.map(|t| Instant::now() + t);
+        let mut inner = self.shared.lock();
+        loop {
+            let Some(conn) = inner.conns.get_mut(&self.id) else {
+                return Ok(0);
+            };
+            match conn.read(buf) {
+                Err(StreamError::Blocked) => {}
+                other => return other.map_err(to_io),
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(io::Error::new(io::ErrorKind::TimedOut, "read timed out"));
+            }
+            // Another clone of this stream may be waiting already: then just wait.
+            let registered = match inner.readers.entry(self.id) {
+                Entry::Vacant(slot) => {
+                    slot.insert(WaitingRead {
+                        ptr: buf.as_mut_ptr(),
+                        len: buf.len(),
+                        filled: 0,
+                    });
+                    true
+                }
+                Entry::Occupied(_) => false,
+            };
+            inner = self.shared.wait(inner, WAIT_SLICE);
+            if registered {
+                let filled = inner.readers.remove(&self.id).map_or(0, |r| r.filled);
+                if filled > 0 {
+                    return Ok(filled);
+                }
+            }
+        }
     }
 }
 

@@ -148,6 +148,57 @@ pub struct Transmit {
     pub segment_size: Option<usize>,
 }
 
+/// One piece of a transmit gathered by [`Connection::poll_transmit_gather`], in wire order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Piece {
+    /// `len` bytes at `start` of the caller's buffer.
+    Buf {
+        /// Offset in the buffer.
+        start: usize,
+        /// Length.
+        len: usize,
+    },
+    /// `len` bytes of the connection's send buffer from stream offset `offset`; read them with
+    /// [`Connection::sent_bytes`] before the connection changes.
+    Sent {
+        /// Stream offset of the first byte.
+        offset: u64,
+        /// Length.
+        len: usize,
+    },
+}
+
+/// An application read waiting for data: payloads that arrive in order while it waits are
+/// copied straight here instead of into the receive buffer ([`Connection::handle_datagram_into`]).
+#[derive(Debug)]
+pub struct ReadInto<'a> {
+    buf: &'a mut [u8],
+    filled: usize,
+}
+
+impl<'a> ReadInto<'a> {
+    /// A read into `buf`, of which the first `filled` bytes already hold data.
+    pub fn new(buf: &'a mut [u8], filled: usize) -> Self {
+        let filled = filled.min(buf.len());
+        Self { buf, filled }
+    }
+
+    /// Bytes of the buffer that hold data.
+    pub fn filled(&self) -> usize {
+        self.filled
+    }
+
+    /// Appends `payload` if it fits whole.
+    fn put(&mut self, payload: &[u8]) -> bool {
+        let Some(room) = self.buf.get_mut(self.filled..self.filled + payload.len()) else {
+            return false;
+        };
+        room.copy_from_slice(payload);
+        self.filled += payload.len();
+        true
+    }
+}
+
 /// Counters and estimates of one connection.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Stats {
@@ -713,11 +764,34 @@ impl Connection {
 
     /// Processes one datagram from `from` (already routed here by the endpoint).
     pub fn handle_datagram(&mut self, now: Instant, from: SocketAddr, bytes: &[u8]) {
+        self.receive(now, from, bytes, None)
+    }
+
+    /// Like [`Connection::handle_datagram`], for a driver whose application is blocked in a
+    /// read: a stream payload that is next in order, with nothing unread before it, is copied
+    /// into `into` (if it fits) and counts as read, saving the receive buffer's copy.
+    pub fn handle_datagram_into(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        bytes: &[u8],
+        into: &mut ReadInto<'_>,
+    ) {
+        self.receive(now, from, bytes, Some(into))
+    }
+
+    fn receive(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        bytes: &[u8],
+        into: Option<&mut ReadInto<'_>>,
+    ) {
         if from != self.peer_addr || self.close_reason().is_some() {
             return;
         }
         if self.config.dialect == Dialect::Udt4 {
-            return self.handle_plain(now, bytes);
+            return self.handle_plain(now, bytes, into);
         }
         if wire::is_handshake(bytes) {
             // Handshakes travel in the clear; what they carry is checked by the key exchange,
@@ -740,7 +814,7 @@ impl Connection {
         };
         let mut plain = std::mem::take(&mut self.open_buf);
         match protection.open(bytes, &mut plain) {
-            Ok(packet) => self.handle_plain(now, packet),
+            Ok(packet) => self.handle_plain(now, packet, into),
             Err(OpenError::Forged) => self.stats.packets_forged += 1,
             Err(OpenError::Replayed) => self.stats.packets_replayed += 1,
         }
@@ -755,7 +829,7 @@ impl Connection {
     }
 
     /// Processes a datagram in the clear (`udt4`) or opened (`haul`).
-    fn handle_plain(&mut self, now: Instant, bytes: &[u8]) {
+    fn handle_plain(&mut self, now: Instant, bytes: &[u8], into: Option<&mut ReadInto<'_>>) {
         let packet = match Packet::parse(bytes) {
             Ok(p) => p,
             Err(e) => {
@@ -768,7 +842,7 @@ impl Connection {
             Packet::Data(d) => {
                 if self.phase == Phase::Connected {
                     self.heard(now);
-                    self.on_data(now, d.header, d.payload);
+                    self.on_data(now, d.header, d.payload, into);
                 } else {
                     // The server sent right after accepting and its acceptance is still on the
                     // way (or lost): keep the data rather than make the server retransmit it.
@@ -956,7 +1030,13 @@ impl Connection {
         }
     }
 
-    fn on_data(&mut self, now: Instant, header: DataHeader, payload: &[u8]) {
+    fn on_data(
+        &mut self,
+        now: Instant,
+        header: DataHeader,
+        payload: &[u8],
+        into: Option<&mut ReadInto<'_>>,
+    ) {
         self.stats.packets_received += 1;
         self.arrivals.on_arrival(now, header.seq.value() & 0xF);
         self.packets_since_ack += 1;
@@ -969,7 +1049,18 @@ impl Connection {
             self.stats.packets_invalid += 1;
             return;
         }
-        match self.recv.insert(seq, header.msg, payload) {
+        // Next in order with nothing unread before it, and the application waiting: hand it over.
+        let handed = seq == self.rcv_max
+            && self.config.socket_type == SocketType::Stream
+            && self.recv.is_drained_to(seq)
+            && into.is_some_and(|into| into.put(payload));
+        let stored = if handed {
+            self.recv.skip_read(seq);
+            Stored::New
+        } else {
+            self.recv.insert(seq, header.msg, payload)
+        };
+        match stored {
             Stored::New => {}
             Stored::Duplicate => {
                 self.stats.packets_duplicate += 1;
@@ -1382,6 +1473,44 @@ impl Connection {
     /// Appends the next datagram (or GSO batch) to `buf`; [`Transmit::size`] counts the bytes
     /// appended. A driver can gather many transmits in one buffer and send them together.
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        self.next_transmit(now, buf, None)
+    }
+
+    /// Like [`Connection::poll_transmit`], without copying payloads where the dialect allows
+    /// (plain `udt4`): `buf` receives the headers, `pieces` the transmit's parts in wire order,
+    /// and [`Transmit::size`] counts every byte of them. The driver hands the pieces to the
+    /// kernel as one scatter-gather send, reading [`Piece::Sent`] with
+    /// [`Connection::sent_bytes`] before it calls anything that changes the connection.
+    pub fn poll_transmit_gather(
+        &mut self,
+        now: Instant,
+        buf: &mut Vec<u8>,
+        pieces: &mut Vec<Piece>,
+    ) -> Option<Transmit> {
+        let start = buf.len();
+        let first = pieces.len();
+        let t = self.next_transmit(now, buf, Some(pieces))?;
+        if pieces.len() == first {
+            pieces.push(Piece::Buf {
+                start,
+                len: buf.len() - start,
+            });
+        }
+        Some(t)
+    }
+
+    /// The send-buffer bytes of a [`Piece::Sent`]: one slice, or two where the buffer wraps.
+    /// `None` when they are no longer held (acknowledged since the piece was gathered).
+    pub fn sent_bytes(&self, offset: u64, len: usize) -> Option<(&[u8], &[u8])> {
+        self.send.slices(offset, len)
+    }
+
+    fn next_transmit(
+        &mut self,
+        now: Instant,
+        buf: &mut Vec<u8>,
+        pieces: Option<&mut Vec<Piece>>,
+    ) -> Option<Transmit> {
         if let Some(len) = self.ctrl_lens.pop_front() {
             let start = buf.len();
             buf.extend_from_slice(&self.ctrl_buf[self.ctrl_read..self.ctrl_read + len]);
@@ -1425,7 +1554,7 @@ impl Connection {
                 self.next_handshake = now + HANDSHAKE_INTERVAL;
                 Some(self.write_handshake(dest, h, buf))
             }
-            Phase::Connected => self.transmit_data(now, buf),
+            Phase::Connected => self.transmit_data(now, buf, pieces),
             _ => None,
         }
     }
@@ -1465,7 +1594,14 @@ impl Connection {
         self.send.has_unsent() && in_flight < window
     }
 
-    fn transmit_data(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+    /// Sends data packets within the pacer's allowance: copied into `buf` behind their headers,
+    /// or (plain dialect, `pieces` given) left in the send buffer and listed in `pieces`.
+    fn transmit_data(
+        &mut self,
+        now: Instant,
+        buf: &mut Vec<u8>,
+        mut pieces: Option<&mut Vec<Piece>>,
+    ) -> Option<Transmit> {
         if now < self.next_send {
             return None;
         }
@@ -1481,7 +1617,7 @@ impl Connection {
             .max_segments
             .min(self.config.max_batch_bytes / packet_len)
             .max(1);
-        let base = buf.len();
+        let mut total = 0;
         let mut segment = 0;
         let mut count = 0;
         while count < max_segments && self.next_send <= now {
@@ -1505,10 +1641,27 @@ impl Connection {
             };
             let start = buf.len();
             buf.extend_from_slice(&header.to_bytes());
-            let len = self.send.append_payload(&packet, buf);
-            if let Some(protection) = self.protection.as_mut() {
-                protection.seal(buf, start);
-            }
+            let len = match (pieces.as_deref_mut(), self.protection.as_mut()) {
+                (Some(pieces), None) => {
+                    pieces.push(Piece::Buf {
+                        start,
+                        len: HEADER_LEN,
+                    });
+                    pieces.push(Piece::Sent {
+                        offset: packet.offset(),
+                        len: packet.len(),
+                    });
+                    packet.len()
+                }
+                (_, protection) => {
+                    let len = self.send.append_payload(&packet, buf);
+                    if let Some(protection) = protection {
+                        protection.seal(buf, start);
+                    }
+                    len
+                }
+            };
+            total += size;
             self.send.mark_sent(seq, now, retransmit);
             if retransmit {
                 self.stats.packets_retransmitted += 1;
@@ -1542,7 +1695,7 @@ impl Connection {
         self.last_sent = now;
         Some(Transmit {
             destination: self.peer_addr,
-            size: buf.len() - base,
+            size: total,
             segment_size: (count > 1).then_some(segment),
         })
     }
@@ -1714,7 +1867,10 @@ mod tests {
     }
 
     fn established_with(config: ConnectionConfig) -> (Connection, Instant) {
-        let now = Instant::now();
+        established_at(config, Instant::now())
+    }
+
+    fn established_at(config: ConnectionConfig, now: Instant) -> (Connection, Instant) {
         let request = Handshake {
             version: 4,
             socket_type: 1,
@@ -1753,6 +1909,102 @@ mod tests {
         .collect();
         // 20 000 bytes = 13 full packets + 1 of 1072: 8 in the first batch, then 6 (5 + short).
         assert_eq!(sizes, vec![5 * 1472 + 1072 + 16]);
+    }
+
+    /// The bytes of a gathered transmit, pieces joined in order.
+    fn joined(conn: &Connection, buf: &[u8], pieces: &[Piece]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for piece in pieces {
+            match *piece {
+                Piece::Buf { start, len } => out.extend_from_slice(&buf[start..start + len]),
+                Piece::Sent { offset, len } => {
+                    let (a, b) = conn.sent_bytes(offset, len).unwrap();
+                    out.extend_from_slice(a);
+                    out.extend_from_slice(b);
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn gathered_transmits_carry_the_same_bytes_as_copied_ones() {
+        let (mut copied, now) = established(8);
+        let (mut gathered, _) = established_at(copied.config.clone(), now);
+        let data: Vec<u8> = (0..20_000u32).map(|i| (i % 253) as u8).collect();
+        copied.write(&data).unwrap();
+        gathered.write(&data).unwrap();
+        // A retransmission first (it goes alone), then batches of new data.
+        for conn in [&mut copied, &mut gathered] {
+            conn.snd_loss.insert(
+                SeqNo::new(6).unwrap().start(),
+                SeqNo::new(6).unwrap().start(),
+                (),
+            );
+        }
+        let later = now + SYN;
+        let (mut a, mut b, mut pieces) = (Vec::new(), Vec::new(), Vec::new());
+        let mut transmits = 0;
+        loop {
+            a.clear();
+            b.clear();
+            pieces.clear();
+            let t = copied.poll_transmit(later, &mut a);
+            let u = gathered.poll_transmit_gather(later, &mut b, &mut pieces);
+            assert_eq!(t, u);
+            let Some(t) = t else { break };
+            let bytes = joined(&gathered, &b, &pieces);
+            assert_eq!(bytes.len(), t.size);
+            assert!(bytes == a, "transmit {transmits} differs");
+            assert!(b.len() < a.len() || t.size < 100, "payloads were copied");
+            transmits += 1;
+        }
+        assert!(transmits >= 2);
+    }
+
+    /// A data packet from the peer of [`established`] (its first sequence number is 5).
+    fn data_packet(seq: u32, payload: &[u8]) -> Vec<u8> {
+        let header = DataHeader {
+            seq: SeqNo::new(seq).unwrap(),
+            msg: MsgInfo {
+                position: crate::wire::MsgPosition::Solo,
+                in_order: false,
+                number: crate::seq::MsgNo::FIRST,
+            },
+            timestamp: 0,
+            dest: 3,
+        };
+        let mut bytes = header.to_bytes().to_vec();
+        bytes.extend_from_slice(payload);
+        bytes
+    }
+
+    #[test]
+    fn in_order_payloads_go_straight_to_a_waiting_read() {
+        let (mut conn, now) = established(8);
+        let peer = conn.peer_addr();
+        let mut app = [0u8; 250];
+        let mut into = ReadInto::new(&mut app, 0);
+        conn.handle_datagram_into(now, peer, &data_packet(5, &[1; 100]), &mut into);
+        // After a gap nothing is handed over until the application has read up to it.
+        conn.handle_datagram_into(now, peer, &data_packet(7, &[3; 100]), &mut into);
+        conn.handle_datagram_into(now, peer, &data_packet(6, &[2; 100]), &mut into);
+        conn.handle_datagram_into(now, peer, &data_packet(8, &[4; 100]), &mut into);
+        assert_eq!(into.filled(), 100);
+        assert_eq!(app[..100], [1; 100]);
+        let mut rest = [0u8; 400];
+        assert_eq!(conn.read(&mut rest), Ok(300));
+        assert_eq!(rest[..100], [2; 100]);
+        assert_eq!(rest[200..300], [4; 100]);
+        // Drained again: the next one is handed over, unless it does not fit.
+        let mut app = [0u8; 150];
+        let mut into = ReadInto::new(&mut app, 0);
+        conn.handle_datagram_into(now, peer, &data_packet(9, &[5; 100]), &mut into);
+        conn.handle_datagram_into(now, peer, &data_packet(10, &[6; 100]), &mut into);
+        assert_eq!(into.filled(), 100);
+        assert_eq!(conn.read(&mut rest), Ok(100));
+        assert_eq!(rest[..100], [6; 100]);
+        assert_eq!(conn.stats().bytes_received, 600);
     }
 
     #[test]

@@ -134,6 +134,20 @@ impl RecvBuffer {
         seq >= self.read_seq && seq < self.read_seq + self.cap()
     }
 
+    /// Whether everything before `seq` was read and `seq` itself is not held.
+    pub fn is_drained_to(&self, seq: u64) -> bool {
+        seq == self.read_seq
+            && self.read_off == 0
+            && self.slots[self.index(seq)].state == SlotState::Empty
+    }
+
+    /// Counts packet `seq` as read without storing it (the application took it directly);
+    /// only valid when [`RecvBuffer::is_drained_to`] holds.
+    pub fn skip_read(&mut self, seq: u64) {
+        debug_assert!(self.is_drained_to(seq));
+        self.read_seq = seq + 1;
+    }
+
     /// Stores one packet's payload.
     pub fn insert(&mut self, seq: u64, msg: MsgInfo, payload: &[u8]) -> Stored {
         if seq < self.read_seq {

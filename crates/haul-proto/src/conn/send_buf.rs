@@ -29,6 +29,11 @@ impl SentPacket {
     pub fn len(&self) -> usize {
         self.len as usize
     }
+
+    /// Stream offset of its first byte.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
 }
 
 /// A message written but not yet completely cut into packets.
@@ -204,19 +209,29 @@ impl SendBuffer {
 
     /// Appends the payload of `packet` to `out` (one copy, no zero-fill), returning its length.
     pub fn append_payload(&self, packet: &SentPacket, out: &mut Vec<u8>) -> usize {
-        let start = (packet.offset - self.base) as usize;
-        let len = packet.len as usize;
-        let (a, b) = self.bytes.as_slices();
-        if start + len <= a.len() {
-            out.extend_from_slice(&a[start..start + len]);
-        } else if start >= a.len() {
-            let s = start - a.len();
-            out.extend_from_slice(&b[s..s + len]);
-        } else {
-            out.extend_from_slice(&a[start..]);
-            out.extend_from_slice(&b[..len - (a.len() - start)]);
+        let Some((a, b)) = self.slices(packet.offset, packet.len()) else {
+            return 0;
+        };
+        out.extend_from_slice(a);
+        out.extend_from_slice(b);
+        a.len() + b.len()
+    }
+
+    /// The `len` bytes from stream offset `offset`: one slice, or two where the ring wraps.
+    /// `None` unless all of them are held.
+    pub fn slices(&self, offset: u64, len: usize) -> Option<(&[u8], &[u8])> {
+        let start = usize::try_from(offset.checked_sub(self.base)?).ok()?;
+        if start.checked_add(len)? > self.bytes.len() {
+            return None;
         }
-        len
+        let (a, b) = self.bytes.as_slices();
+        Some(if start + len <= a.len() {
+            (&a[start..start + len], &[][..])
+        } else if start >= a.len() {
+            (&b[start - a.len()..start - a.len() + len], &[][..])
+        } else {
+            (&a[start..], &b[..len - (a.len() - start)])
+        })
     }
 
     /// Releases every packet before `seq`. Returns how many were released.
@@ -292,6 +307,34 @@ mod tests {
         assert_eq!(b.first_seq(), 102);
         assert_eq!(b.ack(103), 1);
         assert!(b.is_empty());
+    }
+
+    #[test]
+    fn slices_follow_the_ring_around_its_end() {
+        let mut b = SendBuffer::new(0, 1 << 20, false);
+        let byte_at = |offset: u64| (offset % 251) as u8;
+        let mut written = 0u64;
+        let mut wrapped = false;
+        for round in 0..50u64 {
+            let size = 300 + round * 37 % 500;
+            let data: Vec<u8> = (written..written + size).map(byte_at).collect();
+            written += b.write_stream(&data) as u64;
+            while let Some(seq) = b.cut_packet(300) {
+                let p = *b.packet(seq).unwrap();
+                let (x, y) = b.slices(p.offset(), p.len()).unwrap();
+                wrapped |= !y.is_empty();
+                let got: Vec<u8> = x.iter().chain(y).copied().collect();
+                let want: Vec<u8> = (p.offset()..p.offset() + p.len() as u64)
+                    .map(byte_at)
+                    .collect();
+                assert_eq!(got, want);
+            }
+            // Keep the last packet unacknowledged so the ring's start moves on.
+            b.ack(b.next_seq() - 1);
+        }
+        assert!(wrapped, "the test never reached the ring's end");
+        assert_eq!(b.slices(0, 1), None, "acknowledged bytes are gone");
+        assert_eq!(b.slices(written, 1), None, "bytes never written");
     }
 
     #[test]
