@@ -145,13 +145,15 @@ pub struct ModelRate {
     receiver_warm: bool,
     /// The peer's flow window from the handshake, packets.
     peer_window: f64,
+    /// [`ModelRate::model_window`] as of the last sample (asked for every packet sent).
+    window: u32,
 }
 
 impl ModelRate {
     /// A controller for `policy`, its pacing rate held within `min_bps..=max_bps` (IP level).
     pub fn new(init: &CcInit, policy: Policy, min_bps: Option<u64>, max_bps: Option<u64>) -> Self {
         let pps = |bps: u64| bps as f64 / (init.mss as f64 * 8.0);
-        Self {
+        let mut cc = Self {
             policy,
             min_pps: min_bps.map_or(0.0, pps),
             max_pps: max_bps.map_or(f64::INFINITY, pps),
@@ -178,7 +180,25 @@ impl ModelRate {
             sent_pps: 0.0,
             receiver_warm: false,
             peer_window: f64::from(init.peer_flow_window),
-        }
+            window: 0,
+        };
+        cc.window = cc.model_window();
+        cc
+    }
+
+    /// The window the model allows, packets: it changes only with a sample.
+    fn model_window(&self) -> u32 {
+        let bw = self.bandwidth();
+        let rtt = (self.base_rtt() + ACK_INTERVAL).as_secs_f64();
+        let window = if bw > 0.0 && self.phase == Phase::Startup {
+            // Startup's own gain: enough to double, no more (its surplus only fills the queue).
+            STARTUP_GAIN * bw * rtt
+        } else if bw > 0.0 {
+            bw * (WINDOW_GAIN * rtt + RECOVERY_ALLOWANCE.as_secs_f64())
+        } else {
+            INITIAL_WINDOW * STARTUP_GAIN
+        };
+        window.clamp(MIN_WINDOW, u32::MAX as f64) as u32
     }
 
     /// A delivery sample bounded by what was sent (no bound before a round completed).
@@ -398,6 +418,7 @@ impl CongestionControl for ModelRate {
         if now.saturating_duration_since(self.round_start) >= self.round_length() {
             self.next_round(now);
         }
+        self.window = self.model_window();
     }
 
     fn on_loss(&mut self, now: Instant, loss: &LossSample) {
@@ -407,6 +428,7 @@ impl CongestionControl for ModelRate {
         if let Some(rtt) = loss.rtt_sample {
             self.update_min_rtt(now, rtt);
         }
+        self.window = self.model_window();
     }
 
     fn on_timeout(&mut self, _now: Instant, _path: &PathEstimate) {
@@ -432,17 +454,7 @@ impl CongestionControl for ModelRate {
     }
 
     fn window(&self) -> u32 {
-        let bw = self.bandwidth();
-        let rtt = (self.base_rtt() + ACK_INTERVAL).as_secs_f64();
-        let window = if bw > 0.0 && self.phase == Phase::Startup {
-            // Startup's own gain: enough to double, no more (its surplus only fills the queue).
-            STARTUP_GAIN * bw * rtt
-        } else if bw > 0.0 {
-            bw * (WINDOW_GAIN * rtt + RECOVERY_ALLOWANCE.as_secs_f64())
-        } else {
-            INITIAL_WINDOW * STARTUP_GAIN
-        };
-        window.clamp(MIN_WINDOW, u32::MAX as f64) as u32
+        self.window
     }
 }
 
