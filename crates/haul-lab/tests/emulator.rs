@@ -49,16 +49,86 @@ fn ping(lab: &Lab, count: u32) -> f64 {
     rtts[rtts.len() / 2]
 }
 
-/// Measures up to twice and returns the first figure `ok` accepts, or the second. These checks
-/// time a real link on a shared two-core machine: a single measurement can be disturbed by a
-/// neighbour, two in a row that miss are the emulator's fault.
-fn measure_twice(mut measure: impl FnMut() -> f64, ok: impl Fn(f64) -> bool) -> f64 {
-    let first = measure();
-    if ok(first) {
-        return first;
+/// What a timed check found.
+#[derive(Debug)]
+enum Verdict {
+    /// A measurement within the tolerance.
+    Pass(f64),
+    /// Two measurements outside it, taken while this machine had its CPUs: the emulator's fault.
+    Miss(f64),
+    /// Every measurement was taken while the hypervisor held the CPUs back (the share given).
+    Disturbed(f64),
+}
+
+/// Above this share of CPU time stolen by the hypervisor, a timing measurement says more about
+/// the host than about the emulator (measured: 10-47 % steal took TCP through a 100 Mbit/s
+/// link from 0.96 to 0.76 of the rate).
+const STEAL_LIMIT: f64 = 0.05;
+/// Measurements tried before a check gives up on a disturbed host.
+const ATTEMPTS: usize = 5;
+
+/// The CPU time stolen by the hypervisor and the total, in ticks, from `/proc/stat`.
+fn cpu_ticks() -> (u64, u64) {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let fields: Vec<u64> = stat
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    (fields.get(7).copied().unwrap_or(0), fields.iter().sum())
+}
+
+/// Measures until `ok` accepts a figure or two undisturbed measurements miss. These checks time
+/// a real link on a shared two-core virtual machine: a measurement during which the hypervisor
+/// stole more than [`STEAL_LIMIT`] of the CPU judges nothing and is repeated, up to
+/// [`ATTEMPTS`] in all.
+fn measure_judged(mut measure: impl FnMut() -> f64, ok: impl Fn(f64) -> bool) -> Verdict {
+    let mut misses = 0;
+    let mut least_steal = f64::INFINITY;
+    for _ in 0..ATTEMPTS {
+        let (steal_before, total_before) = cpu_ticks();
+        let figure = measure();
+        let (steal_after, total_after) = cpu_ticks();
+        if ok(figure) {
+            return Verdict::Pass(figure);
+        }
+        let steal =
+            (steal_after - steal_before) as f64 / (total_after - total_before).max(1) as f64;
+        if steal > STEAL_LIMIT {
+            eprintln!(
+                "measured {figure:.3} while {:.0} % of the CPU was stolen: again",
+                steal * 100.0
+            );
+            least_steal = least_steal.min(steal);
+            continue;
+        }
+        misses += 1;
+        if misses == 2 {
+            return Verdict::Miss(figure);
+        }
+        eprintln!("measured {figure:.3}, outside the tolerance: measuring again");
     }
-    eprintln!("measured {first:.3}, outside the tolerance: measuring again");
-    measure()
+    Verdict::Disturbed(least_steal)
+}
+
+/// Asserts a [`Verdict`]: a pass returns the figure, a miss fails with `what`, and a host that
+/// kept stealing CPU is reported and skipped (no figure to judge).
+fn judged(verdict: Verdict, what: impl Fn(f64) -> String) -> Option<f64> {
+    match verdict {
+        Verdict::Pass(figure) => Some(figure),
+        Verdict::Miss(figure) => panic!("{}", what(figure)),
+        Verdict::Disturbed(steal) => {
+            eprintln!(
+                "inconclusive: the hypervisor stole at least {:.0} % of the CPU during each of \
+                 {ATTEMPTS} measurements; not judged",
+                steal * 100.0
+            );
+            None
+        }
+    }
 }
 
 #[test]
@@ -75,11 +145,12 @@ fn ping_rtt_matches_the_setting() {
         ping(&lab, 2); // first packets may wait for neighbour set-up
         let allowed = 1.0 + 0.02 * rtt as f64;
         let within = |measured: f64| (measured - rtt as f64).abs() <= allowed;
-        let measured = measure_twice(|| ping(&lab, 5), within);
-        assert!(
-            within(measured),
-            "RTT {measured:.3} ms for a setting of {rtt} ms (allowed ±{allowed:.1})"
-        );
+        let verdict = measure_judged(|| ping(&lab, 5), within);
+        let Some(measured) = judged(verdict, |m| {
+            format!("RTT {m:.3} ms for a setting of {rtt} ms (allowed ±{allowed:.1})")
+        }) else {
+            continue;
+        };
         eprintln!("rtt {rtt} ms: ping {measured:.3} ms");
     }
 }
@@ -107,6 +178,9 @@ fn iperf3(lab: &Lab, seconds: u32) -> f64 {
         .unwrap_or_else(|| panic!("no iperf3 result: {json}"))
 }
 
+/// TCP payload per byte of IP packet at MTU 1500 with timestamps (1448 / 1500).
+const TCP_PAYLOAD_FRACTION: f64 = 1448.0 / 1500.0;
+
 #[test]
 fn tcp_goodput_matches_the_rate() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -115,20 +189,24 @@ fn tcp_goodput_matches_the_rate() {
         let Some(lab) = lab(LabConfig::symmetric(LinkConfig::wan(rate, ms(10)))) else {
             return;
         };
-        let within = |goodput: f64| (goodput - rate as f64).abs() <= 0.05 * rate as f64;
-        let goodput = measure_twice(|| iperf3(&lab, 4), within);
+        // The rate counts IP bytes: TCP carries 1448 bytes of data (timestamps on) in every
+        // 1500-byte packet, so 96.5 % of the rate is the most it can deliver. Within 5 % of
+        // that; centring on the rate itself left 1.5 % of room below and 8.5 % above.
+        let deliverable = rate as f64 * TCP_PAYLOAD_FRACTION;
+        let within = |goodput: f64| (goodput - deliverable).abs() <= 0.05 * deliverable;
+        let verdict = measure_judged(|| iperf3(&lab, 4), within);
         let report = lab.stop();
+        let Some(goodput) = judged(verdict, |g| {
+            format!("TCP goodput {:.1} Mbit/s on a {mbit} Mbit/s link", g / 1e6)
+        }) else {
+            continue;
+        };
         eprintln!(
             "{mbit} Mbit/s: TCP goodput {:.1} Mbit/s ({:.3} of the rate), emulator CPU {:.0} % of a core, {} super-packets cut",
             goodput / 1e6,
             goodput / rate as f64,
             report.cpu_share() * 100.0,
             report.forward.cut,
-        );
-        assert!(
-            within(goodput),
-            "TCP goodput {:.1} Mbit/s on a {mbit} Mbit/s link",
-            goodput / 1e6
         );
     }
 }
