@@ -71,6 +71,13 @@ def iperf_case(seconds):
     }
 
 
+def cpu_ticks():
+    """(stolen, total) CPU ticks from /proc/stat: the hypervisor's share shows how disturbed a run was."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    return fields[7] if len(fields) > 7 else 0, sum(fields)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
@@ -94,6 +101,7 @@ def main():
     if have_iperf:
         cases.append(("kernel TCP (iperf3, cubic)", lambda: iperf_case(a.seconds)))
     results = {name: [] for name, _ in cases}
+    steal0, total0 = cpu_ticks()
     try:
         for r in range(a.rounds):
             for name, run in cases:
@@ -105,13 +113,16 @@ def main():
         for s in servers:
             s.terminate()
 
+    steal1, total1 = cpu_ticks()
+    stolen = (steal1 - steal0) / max(total1 - total0, 1)
     med = {n: {k: statistics.median(x[k] for x in v) for k in ("gbps", "cpu_per_gb")} for n, v in results.items()}
     tcp = med["kernel TCP (haul perf --tcp, cubic)"]
     lines = [
         BEGIN,
         f"Measured {datetime.date.today()} on this machine, {a.rounds} alternating rounds of {a.seconds} s each "
         f"(medians; all runs: `python3 bench/loopback.py --rounds {a.rounds} --seconds {a.seconds}`).",
-        "CPU is both ends together, per 10^9 bytes delivered.",
+        "CPU is both ends together, per 10^9 bytes delivered. "
+        f"The hypervisor stole {stolen * 100:.0f} % of this virtual machine's CPU time during the run.",
         "",
         "| case | throughput (Gbit/s) | CPU s/GB | ratio to kernel TCP (throughput) | runs (Gbit/s) |",
         "|---|---|---|---|---|",

@@ -712,9 +712,12 @@ impl Connection {
         self.send.unsent()
     }
 
-    /// Whether everything written has been acknowledged by the peer.
+    /// Whether everything written has been acknowledged by the peer, the last of it by a full
+    /// ACK. A light ACK releases packets here, but a UDT4 receiver makes data readable only
+    /// when it sends a full ACK (up to 10 ms later): a shutdown sent in between makes the
+    /// reference library report a broken connection with that data unread.
     pub fn is_flushed(&self) -> bool {
-        self.send.is_empty()
+        self.send.is_empty() && self.full_ack_point >= self.send.next_seq()
     }
 
     /// Closes gracefully: queued data is delivered first, then a shutdown is sent.
@@ -740,7 +743,7 @@ impl Connection {
     }
 
     fn finish_close_if_flushed(&mut self, _now: Instant) {
-        if self.closing && self.send.is_empty() && self.phase == Phase::Connected {
+        if self.closing && self.is_flushed() && self.phase == Phase::Connected {
             self.queue_shutdown();
             self.set_closed(CloseReason::LocalClose);
         }
@@ -1150,7 +1153,7 @@ impl Connection {
             self.last_progress = now;
             self.exp_count = 1;
             self.signal_writable();
-            if self.send.is_empty() {
+            if self.is_flushed() {
                 self.events.push_back(Event::Flushed);
             }
             self.finish_close_if_flushed(now);
@@ -1200,14 +1203,19 @@ impl Connection {
         if ext >= self.send.first_seq() {
             self.flow_window = ack.avail_buf.max(2) as u64;
         }
-        self.acknowledge(now, ext);
+        let newly_acked = ext.saturating_sub(self.full_ack_point);
+        self.full_ack_point = self.full_ack_point.max(ext);
+        let released = self.acknowledge(now, ext);
+        if released == 0 && newly_acked > 0 && self.is_flushed() {
+            // Light ACKs released the last packets; only this full ACK lets the peer read them.
+            self.events.push_back(Event::Flushed);
+            self.finish_close_if_flushed(now);
+        }
         // A repeated ACK still carries fresh rates (the receiver reports while it waits for a
         // hole to fill); the controller gets it with nothing newly acknowledged.
-        let newly_acked = ext.saturating_sub(self.full_ack_point);
         if newly_acked == 0 && ack.rates.is_none() {
             return;
         }
-        self.full_ack_point = self.full_ack_point.max(ext);
         self.rtt.adopt(ack.rtt_us, ack.rtt_var_us);
         if let Some(r) = ack.rates {
             self.recv_rate.update(r.recv_rate);
@@ -2005,6 +2013,43 @@ mod tests {
         assert_eq!(conn.read(&mut rest), Ok(100));
         assert_eq!(rest[..100], [6; 100]);
         assert_eq!(conn.stats().bytes_received, 600);
+    }
+
+    /// A control packet from the peer of [`established`].
+    fn control_packet(body: Control<'_>) -> Vec<u8> {
+        let packet = ControlPacket::new(3, body);
+        let mut bytes = vec![0; packet.encoded_len()];
+        let len = packet.encode(&mut bytes).unwrap();
+        bytes.truncate(len);
+        bytes
+    }
+
+    #[test]
+    fn a_close_waits_for_a_full_ack_of_the_last_packets() {
+        let (mut conn, now) = established(8);
+        let peer = conn.peer_addr();
+        conn.write(&[7; 3000]).unwrap();
+        let mut buf = Vec::new();
+        while conn.poll_transmit(now + SYN, &mut buf).is_some() {}
+        let end = SeqNo::from_extended(conn.send.next_seq());
+        conn.close(now);
+        // A light ACK of everything: the peer has the data but (UDT4) cannot read it yet.
+        let light = control_packet(Control::LightAck { next_seq: end });
+        conn.handle_datagram(now + SYN, peer, &light);
+        assert!(conn.send.is_empty());
+        assert!(!conn.is_flushed());
+        assert_eq!(conn.close_reason(), None, "no shutdown before a full ACK");
+        let full = control_packet(Control::Ack(FullAck {
+            ack_no: AckNo::masked(1),
+            next_seq: end,
+            rtt_us: 10_000,
+            rtt_var_us: 1_000,
+            avail_buf: 1000,
+            rates: None,
+        }));
+        conn.handle_datagram(now + SYN * 2, peer, &full);
+        assert!(conn.is_flushed());
+        assert_eq!(conn.close_reason(), Some(CloseReason::LocalClose));
     }
 
     #[test]
