@@ -318,15 +318,15 @@ impl Drop for Endpoint {
 #[derive(Default)]
 struct TxQueue {
     buf: Vec<u8>,
-    /// Every transmit's pieces in order, each with the connection whose send buffer holds it.
-    pieces: Vec<(u32, Piece)>,
-    /// One connection's pieces of the transmit being gathered.
-    gathering: Vec<Piece>,
+    /// Every transmit's pieces, in order.
+    pieces: Vec<Piece>,
     transmits: Vec<Gathered>,
 }
 
 /// One transmit of a [`TxQueue`].
 struct Gathered {
+    /// The connection whose send buffer holds its [`Piece::Sent`] pieces.
+    conn: u32,
     dest: SocketAddr,
     pieces: Range<usize>,
     segment: Option<usize>,
@@ -342,13 +342,12 @@ impl TxQueue {
     /// Appends everything `conn` (local id `id`) wants to send now.
     fn gather(&mut self, id: u32, conn: &mut Connection, now: Instant) {
         loop {
-            self.gathering.clear();
-            let Some(t) = conn.poll_transmit_gather(now, &mut self.buf, &mut self.gathering) else {
+            let first = self.pieces.len();
+            let Some(t) = conn.poll_transmit_gather(now, &mut self.buf, &mut self.pieces) else {
                 return;
             };
-            let first = self.pieces.len();
-            self.pieces.extend(self.gathering.iter().map(|p| (id, *p)));
             self.transmits.push(Gathered {
+                conn: id,
                 dest: t.destination,
                 pieces: first..self.pieces.len(),
                 segment: t.segment_size,
@@ -360,8 +359,9 @@ impl TxQueue {
     fn push_response(&mut self, dest: SocketAddr, start: usize) {
         let first = self.pieces.len();
         let len = self.buf.len() - start;
-        self.pieces.push((NO_CONNECTION, Piece::Buf { start, len }));
+        self.pieces.push(Piece::Buf { start, len });
         self.transmits.push(Gathered {
+            conn: NO_CONNECTION,
             dest,
             pieces: first..first + 1,
             segment: None,
@@ -378,14 +378,14 @@ impl TxQueue {
         let mut out = Vec::with_capacity(self.transmits.len());
         'transmits: for t in &self.transmits {
             let first = slices.len();
-            for (id, piece) in &self.pieces[t.pieces.clone()] {
+            let owner = conns.get(&t.conn);
+            for piece in &self.pieces[t.pieces.clone()] {
                 match *piece {
                     Piece::Buf { start, len } => {
                         slices.push(IoSlice::new(&self.buf[start..start + len]))
                     }
                     Piece::Sent { offset, len } => {
-                        let Some((a, b)) = conns.get(id).and_then(|c| c.sent_bytes(offset, len))
-                        else {
+                        let Some((a, b)) = owner.and_then(|c| c.sent_bytes(offset, len)) else {
                             // Cannot happen while the lock is held; never send a torn packet.
                             slices.truncate(first);
                             continue 'transmits;
@@ -409,7 +409,7 @@ impl TxQueue {
     }
 }
 
-/// The owner of pieces that live in [`TxQueue::buf`] only (the endpoint's own answers).
+/// The owner of transmits that live in [`TxQueue::buf`] only (the endpoint's own answers).
 const NO_CONNECTION: u32 = u32::MAX;
 
 /// The I/O thread: receive a batch, then (under the lock) dispatch it, run timers, gather

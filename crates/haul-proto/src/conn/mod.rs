@@ -305,7 +305,8 @@ pub struct Connection {
     /// The newest of those samples, handed to the controller with the next full ACK.
     latest_rtt_sample: Option<Duration>,
     /// What the last full ACK acknowledged. Light ACKs release the send buffer too, but only full
-    /// ACKs carry RTT and rates, so the controller counts progress from one full ACK to the next.
+    /// ACKs carry RTT and rates, so the controller counts progress from one full ACK to the next
+    /// (and a close waits for one: see [`Connection::is_flushed`]).
     full_ack_point: u64,
     /// Whether any ACK arrived yet (the receiver is surely established).
     acked_once: bool,
