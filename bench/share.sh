@@ -3,8 +3,9 @@
 # 1-BDP drop-tail queue, no random loss, 30 and 100 ms; haul with --policy fair, then scavenger.
 # Needs root, iperf3 and a release build. Prints one line per cell. Not a test: it measures.
 #     sudo sh bench/share.sh
+# HAUL=path compares another build; POLICIES="fair" and RTTS="30ms" narrow the grid.
 set -eu
-HAUL=$(cd "$(dirname "$0")/.." && pwd)/target/release/haul
+HAUL=${HAUL:-$(cd "$(dirname "$0")/.." && pwd)/target/release/haul}
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 cat > "$OUT/pair.sh" <<INNER
@@ -15,8 +16,8 @@ $HAUL perf -c 10.77.0.2 -t 19 --policy \$1 --json > $OUT/haul.json 2>/dev/null
 wait
 INNER
 chmod +x "$OUT/pair.sh"
-for policy in fair scavenger; do
-  for rtt in 30ms 100ms; do
+for policy in ${POLICIES:-fair scavenger}; do
+  for rtt in ${RTTS:-30ms 100ms}; do
     "$HAUL" lab link --rate 100M --rtt "$rtt" \
       --server "iperf3 -s -p 5201 -D; exec $HAUL perf -s >/dev/null 2>&1" \
       -- "$OUT/pair.sh" "$policy" >/dev/null 2>&1
