@@ -82,8 +82,8 @@ const MAX_ROUND: Duration = Duration::from_secs(2);
 /// phases (probe, drain, probe, …), and when [`HEADROOM_PROBES`] probes in a row are delivered in
 /// full — at least [`PROBE_HEADROOM`] × the estimate before them, no queue standing during them
 /// or after — it starts up again. Only a collapsed flow: a probe also finds room whenever a
-/// competing TCP flow has just backed off, and starting up at each such chance took a CUBIC
-/// flow's share at 100 ms down to 0.24–0.42 of the link in the lab (0.45–0.53 without).
+/// competing TCP flow has just backed off, and starting up at each such chance left a CUBIC
+/// flow at 100 ms 0.24–0.55 of the link in the lab (0.45–0.53 without).
 const COLLAPSED: f64 = 0.25;
 const PEAK_LIFETIME: Duration = Duration::from_secs(30);
 /// At the link rate a probe delivers a percent or so above the estimate; against n flows
