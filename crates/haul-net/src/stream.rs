@@ -67,7 +67,8 @@ impl Stream {
         })
     }
 
-    /// Waits until everything written so far was acknowledged by the peer, without closing.
+    /// Waits until everything written so far was acknowledged by the peer, without closing. If
+    /// the peer closes first, succeeds only if it had acknowledged every byte.
     pub fn wait_flushed(&self) -> io::Result<()> {
         let mut inner = self.shared.lock();
         loop {
@@ -77,8 +78,10 @@ impl Stream {
             if conn.is_flushed() {
                 return Ok(());
             }
-            if let Some(reason) = conn.close_reason() {
-                return Err(closed_error(reason));
+            match conn.close_reason() {
+                Some(CloseReason::PeerClosed) => return acknowledged_before_peer_closed(conn),
+                Some(reason) => return Err(closed_error(reason)),
+                None => {}
             }
             inner = self.shared.wait(inner, WAIT_SLICE);
         }
@@ -204,7 +207,8 @@ impl Stream {
         }
     }
 
-    /// Closes gracefully and waits until every byte written was acknowledged by the peer.
+    /// Closes gracefully and waits until every byte written was acknowledged by the peer. If the
+    /// peer closes first, succeeds only if it had acknowledged every byte.
     pub fn finish(&mut self) -> io::Result<()> {
         let mut inner = self.shared.lock();
         if let Some(conn) = inner.conns.get_mut(&self.id) {
@@ -221,8 +225,10 @@ impl Stream {
                 .get(&self.id)
                 .map(|c| (c.close_reason(), c.is_drained()));
             match state {
-                Some((Some(CloseReason::LocalClose | CloseReason::PeerClosed), true)) => {
-                    return Ok(())
+                Some((Some(CloseReason::LocalClose), true)) => return Ok(()),
+                Some((Some(CloseReason::PeerClosed), true)) => {
+                    let conn = inner.conns.get(&self.id).expect("looked up just now");
+                    return acknowledged_before_peer_closed(conn);
                 }
                 Some((Some(reason), _))
                     if !matches!(reason, CloseReason::LocalClose | CloseReason::PeerClosed) =>
@@ -256,6 +262,18 @@ impl Monitor {
 
 fn gone_for_writes<T>() -> io::Result<T> {
     Err(io::Error::new(io::ErrorKind::BrokenPipe, "connection gone"))
+}
+
+/// A wait for delivery that the peer's close ended: delivered if the peer acknowledged every
+/// byte before it closed.
+fn acknowledged_before_peer_closed(conn: &Connection) -> io::Result<()> {
+    match conn.unacknowledged_bytes() {
+        0 => Ok(()),
+        n => Err(io::Error::new(
+            io::ErrorKind::BrokenPipe,
+            format!("closed by the peer before it acknowledged the last {n} bytes"),
+        )),
+    }
 }
 
 fn closed_error(reason: CloseReason) -> io::Error {

@@ -569,7 +569,7 @@ impl Connection {
         s.flow_window = self.flow_window;
         s.delivery_rate = self.recv_rate.get();
         s.link_capacity = self.capacity.get();
-        s.bytes_buffered = (self.send.capacity() - self.send.free_space()) as u64;
+        s.bytes_buffered = self.unacknowledged_bytes() as u64;
         if let Some(cc) = &self.cc {
             s.pacing_period = cc.pacing_period();
             s.congestion_window = cc.window();
@@ -719,6 +719,14 @@ impl Connection {
     /// reference library report a broken connection with that data unread.
     pub fn is_flushed(&self) -> bool {
         self.send.is_empty() && self.full_ack_point >= self.send.next_seq()
+    }
+
+    /// Bytes written that the peer has not acknowledged yet (by a light or a full ACK), unsent
+    /// ones included. Once the peer has closed, zero is as much as can be known of delivery: a
+    /// peer may close as soon as its application has what it wants, and its last full ACK can be
+    /// lost on the way.
+    pub fn unacknowledged_bytes(&self) -> usize {
+        self.send.capacity() - self.send.free_space()
     }
 
     /// Closes gracefully: queued data is delivered first, then a shutdown is sent.
