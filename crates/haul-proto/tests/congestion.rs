@@ -64,7 +64,20 @@ fn run_with(
         ..LinkConfig::wan(rate_bps, rtt)
     };
     sim.set_link(c, s, link);
-    sim.set_link(s, c, LinkConfig::wan(rate_bps, rtt));
+    // GRID_BOTH=1 loses packets in both directions, as `haul lab compare` does.
+    let back_loss = if std::env::var("GRID_BOTH").is_ok() {
+        loss
+    } else {
+        0.0
+    };
+    sim.set_link(
+        s,
+        c,
+        LinkConfig {
+            loss: back_loss,
+            ..LinkConfig::wan(rate_bps, rtt)
+        },
+    );
     sim.node_mut(ci).connect(now, s);
     let warmup = Duration::from_secs(1) + rtt * 5;
     sim.run_until(warmup, |_| false);
@@ -289,7 +302,7 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
 }
 
 /// One cell over several seeds (one seed is one draw of a chaotic process): GRID_RATE (bit/s),
-/// GRID_RTT (ms), GRID_LOSS (fraction), SEEDS (count, default 4).
+/// GRID_RTT (ms), GRID_LOSS (fraction), SEEDS (count, default 4), GRID_BOTH (lose both ways).
 #[test]
 #[ignore = "diagnostic: prints one cell's efficiency over seeds"]
 fn efficiency_across_seeds() {
@@ -509,6 +522,11 @@ fn fairness_across_seeds() {
 /// The bottleneck drops to 200 kbit/s for a second (as when the receiving process is starved
 /// of CPU: its socket overflows), then comes back: returns goodput (Mbit/s) in each half second
 /// from the moment it is back.
+///
+/// The stalled link queues two packets. The simulator fixes a packet's departure when the link
+/// admits it, so a stalled link with a 64 KiB queue went on delivering what it had admitted at
+/// 200 kbit/s for 2.6 s, long after the link was back — a queue no router keeps, and all the
+/// "idle link after a stall" that an earlier version of this test saw for 1.5 s.
 fn recovery_after_a_stall(rate: u64, rtt_ms: u64, seed: u64, halves: usize) -> Vec<f64> {
     let rtt = Duration::from_millis(rtt_ms);
     let mut sim: Simulation<Host> = Simulation::new(seed);
@@ -524,7 +542,11 @@ fn recovery_after_a_stall(rate: u64, rtt_ms: u64, seed: u64, halves: usize) -> V
     sim.set_path(c, s, LinkConfig::wan(rate, rtt));
     sim.node_mut(ci).connect(now, s);
     sim.run_until(Duration::from_secs(3), |_| false);
-    sim.set_link(c, s, LinkConfig::wan(200_000, rtt));
+    let stalled = LinkConfig {
+        queue_bytes: 3000,
+        ..LinkConfig::wan(200_000, rtt)
+    };
+    sim.set_link(c, s, stalled);
     sim.run_until(Duration::from_secs(1), |_| false);
     sim.set_link(c, s, LinkConfig::wan(rate, rtt));
     let half = Duration::from_millis(500);
@@ -545,9 +567,11 @@ fn the_rate_comes_back_quickly_after_a_stall() {
     for rtt in [10, 100] {
         let mbps = recovery_after_a_stall(1_000_000_000, rtt, 5, 10);
         eprintln!("rtt {rtt} ms, Mbit/s per 0.5 s after the stall: {mbps:.0?}");
-        // The first seconds resend what the stall lost; from 2.5 s on the link is full.
+        // The first 1.5 s resend what the stall lost while the receiver's smoothed RTT, swollen
+        // by the stall, settles (at 10 ms the ten-round filter forgot the rate; at 100 ms it
+        // did not); from 2 s on the link is full (seeds 1–8: full from 1.5–2 s at 10 ms).
         assert!(
-            mbps[5..]
+            mbps[4..]
                 .iter()
                 .all(|&m| m >= 0.9 * 1000.0 * PAYLOAD_FRACTION),
             "rtt {rtt} ms: {mbps:.0?}"
