@@ -1,9 +1,9 @@
 //! haul's default controller: a model of the path (bottleneck rate × minimum RTT), paced.
 //!
 //! The bottleneck rate is the largest delivery rate over the last ten rounds (a round is one
-//! minimum RTT plus the 10 ms ACK interval) as the receiver reports it (in startup also as the
-//! sender sees its ACKs arrive, whichever is larger); the base RTT is the smallest RTT seen in ten
-//! seconds. The
+//! minimum RTT plus the 10 ms ACK interval; rounds in which the sender ran out of data do not
+//! count) as the receiver reports it (in startup also as the sender sees its ACKs arrive,
+//! whichever is larger); the base RTT is the smallest RTT seen in ten seconds. The
 //! sender paces at `gain × rate` and keeps at most `rate × (6 × min RTT + 100 ms)` in flight. It
 //! starts by raising the gain to 2.885 (doubling the rate each round) until the rate stops growing,
 //! drains the queue that built, then cycles gains 1.25, 0.75, 1 × 6 to probe for more.
@@ -177,6 +177,8 @@ pub struct ModelRate {
     peer_window: f64,
     /// [`ModelRate::model_window`] as of the last sample (asked for every packet sent).
     window: u32,
+    /// The sender ran out of data this round (see [`ModelRate::next_round`]).
+    app_limited: bool,
 }
 
 impl ModelRate {
@@ -216,6 +218,7 @@ impl ModelRate {
             lost_last_round: false,
             peer_window: f64::from(init.peer_flow_window),
             window: 0,
+            app_limited: false,
         };
         cc.window = cc.model_window();
         cc
@@ -326,6 +329,11 @@ impl ModelRate {
     }
 
     fn next_round(&mut self, now: Instant) {
+        // A round in which the sender ran out of data measured the application, not the path:
+        // it neither ages the bandwidth filter nor counts towards leaving startup or probing
+        // (a request–response conversation like rsync's otherwise paced its next burst at the
+        // trickle of the last exchange — seconds for 64 KiB on loopback).
+        let app_limited = std::mem::take(&mut self.app_limited);
         // In startup, the sender's own delivery sample too: what this round's ACKs acknowledged,
         // per second. A UDT4 receiver's estimator starts at one packet per second and needs a
         // few rounds to warm up. Later the receiver's reports alone count: when a hole fills, the
@@ -384,7 +392,7 @@ impl ModelRate {
             self.quiet_sent = LOSS_MEMORY * self.quiet_sent + sent as f64;
         }
         let loss_rate = self.loss_rate();
-        if quiet && loss_rate < MAX_RANDOM_LOSS {
+        if quiet && loss_rate < MAX_RANDOM_LOSS && !app_limited {
             self.bw_rounds[self.round] /= 1.0 - loss_rate;
         }
         let bw = self.bandwidth();
@@ -399,7 +407,7 @@ impl ModelRate {
                 if bw >= self.full_bw * STARTUP_GROWTH {
                     self.full_bw = bw;
                     self.flat_rounds = 0;
-                } else {
+                } else if !app_limited {
                     self.flat_rounds += 1;
                     if self.flat_rounds >= STARTUP_FLAT_ROUNDS {
                         self.phase = Phase::Drain;
@@ -411,6 +419,7 @@ impl ModelRate {
                 self.phase = Phase::Cruise;
                 self.restarted = false;
             }
+            Phase::Cruise if app_limited => {}
             Phase::Cruise => {
                 let peak = self.peak_bw.map_or(0.0, |(p, _)| p);
                 let fair = self.policy == Policy::Fair;
@@ -465,8 +474,10 @@ impl ModelRate {
                 None => self.scavenger_scale,
             };
         }
-        self.round = (self.round + 1) % BW_ROUNDS;
-        self.bw_rounds[self.round] = 0.0;
+        if !app_limited {
+            self.round = (self.round + 1) % BW_ROUNDS;
+            self.bw_rounds[self.round] = 0.0;
+        }
         self.round_start = now;
         tracing::trace!(
             phase = ?self.phase,
@@ -542,6 +553,10 @@ impl CongestionControl for ModelRate {
 
     fn window(&self) -> u32 {
         self.window
+    }
+
+    fn on_app_limited(&mut self, _now: Instant) {
+        self.app_limited = true;
     }
 }
 

@@ -1705,6 +1705,11 @@ impl Connection {
                 break;
             }
         }
+        if self.deferred.is_none() && self.snd_loss.is_empty() && !self.send.has_unsent() {
+            if let Some(cc) = self.cc.as_mut() {
+                cc.on_app_limited(now);
+            }
+        }
         if count == 0 {
             return None;
         }
