@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""File copy benchmark on an emulated WAN link: `haul copy` against `scp` and `rsync -e ssh`.
+"""File copy benchmark on an emulated WAN link: `haul copy` and `haul rsync` against `scp` and
+`rsync -e ssh`.
 
 Builds a lab link (default 1 Gbit/s, 100 ms RTT, 1 % loss; needs root), runs a private sshd in the server
 namespace, and in the client namespace copies one large file and
@@ -29,7 +30,8 @@ WORK = "/var/tmp/haul-copy-bench"
 SERVER = "10.77.0.2"
 BEGIN = "<!-- COPY BEGIN (bench/copy.py writes this) -->"
 END = "<!-- COPY END -->"
-TOOLS = ["haul copy", "rsync -e ssh (bbr)", "rsync -e ssh (cubic)", "scp (bbr)", "scp (cubic)"]
+TOOLS = ["haul copy", "haul rsync", "rsync -e ssh (bbr)", "rsync -e ssh (cubic)", "scp (bbr)",
+         "scp (cubic)"]
 
 
 def sh(cmd):
@@ -147,6 +149,8 @@ def inner(args):
         tools = {
             "haul copy": (None, [HAUL, "copy", "--quiet", "--ssh-cmd", ssh, "--remote-haul", HAUL,
                                  src, f"{SERVER}:@DEST@"]),
+            "haul rsync": (None, [HAUL, "rsync", "--ssh-cmd", ssh, "--remote-haul", HAUL, "-a",
+                                  src, f"root@{SERVER}:@DEST@/"]),
             "rsync -e ssh (bbr)": ("bbr", rsync),
             "rsync -e ssh (cubic)": ("cubic", rsync),
             "scp (bbr)": ("bbr", scp),

@@ -1,13 +1,19 @@
-//! Starting the far side over ssh, as UDR, HSCP and mosh do: ssh runs `haul serve-copy` there,
-//! which binds a UDP port and prints it with a one-time key on the ssh channel (encrypted and
-//! authenticated by ssh); the data then goes over haul, straight to that port.
+//! Starting the far side over ssh, as UDR, HSCP and mosh do: ssh runs `haul serve-copy` (or
+//! `serve-rsync`) there, which binds a UDP port and prints it with a one-time key on the ssh
+//! channel (encrypted and authenticated by ssh); the data then goes over haul, straight to that
+//! port. Both halves live here: [`start`] and [`connect`] on the near side, [`accept_one`] on the
+//! far side.
 
 use anyhow::{anyhow, bail, Context, Result};
-use haul_net::PresharedKey;
-use std::io::{BufRead, BufReader};
-use std::net::IpAddr;
+use haul_net::{
+    CloseReason, CongestionControlFactory, ConnectionConfig, Dialect, Endpoint, Listener,
+    NetConfig, NetError, PresharedKey, Stream,
+};
+use std::io::{BufRead, BufReader, Write};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// First word of the line the far side prints once it listens.
@@ -68,12 +74,12 @@ pub fn remote_command(args: &[String]) -> String {
         .join(" ")
 }
 
-/// Runs `ssh_cmd target -- remote_args…` and waits for the far side's announcement.
-pub fn start(
-    ssh_cmd: &str,
-    target: &str,
-    remote_args: &[String],
-) -> Result<(Session, Announcement)> {
+/// How long the far side waits for the connection after announcing itself.
+const ACCEPT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Runs `ssh_cmd target -- remote_command` (a command line for the remote shell, see
+/// [`remote_command`]) and waits for the far side's announcement.
+pub fn start(ssh_cmd: &str, target: &str, remote_command: &str) -> Result<(Session, Announcement)> {
     let mut words = shlex::split(ssh_cmd)
         .filter(|w| !w.is_empty())
         .ok_or_else(|| anyhow!("--ssh-cmd {ssh_cmd:?}: unbalanced quotes"))?;
@@ -85,7 +91,7 @@ pub fn start(
         .args(&words)
         .arg(target)
         .arg("--")
-        .arg(remote_command(remote_args))
+        .arg(remote_command)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -124,6 +130,156 @@ pub fn start(
     }
 }
 
+/// Starts the far side over ssh (see [`start`]) and connects to it over haul with its key:
+/// `host` is the name to fall back on when the far side cannot tell which address ssh reached.
+pub fn connect(
+    ssh_cmd: &str,
+    target: &str,
+    host: &str,
+    remote_command: &str,
+    congestion: Arc<dyn CongestionControlFactory>,
+) -> Result<(Session, Stream)> {
+    let (session, announced) = start(ssh_cmd, target, remote_command)?;
+    let peer = peer_address(host, &announced)?;
+    let config = NetConfig {
+        connection: ConnectionConfig {
+            dialect: Dialect::Haul(announced.key),
+            congestion,
+            ..ConnectionConfig::default()
+        },
+        ..NetConfig::default()
+    };
+    let local: SocketAddr = if peer.is_ipv6() {
+        "[::]:0"
+    } else {
+        "0.0.0.0:0"
+    }
+    .parse()
+    .expect("literal address");
+    let endpoint = Endpoint::bind(local, config).context("binding a local UDP port")?;
+    let stream = endpoint
+        .connect(peer)
+        .map_err(|e| anyhow!(connect_error(target, peer, e)))?;
+    Ok((session, stream))
+}
+
+/// Where to send UDP: the address ssh reached (reported by the far side), else the host name.
+fn peer_address(host: &str, announced: &Announcement) -> Result<SocketAddr> {
+    if let Some(ip) = announced.address {
+        return Ok(SocketAddr::new(ip, announced.port));
+    }
+    (host, announced.port)
+        .to_socket_addrs()
+        .with_context(|| format!("{host}: cannot resolve the host name"))?
+        .next()
+        .ok_or_else(|| anyhow!("{host}: the host name has no address"))
+}
+
+fn connect_error(target: &str, peer: SocketAddr, e: NetError) -> String {
+    match e {
+        NetError::Connect {
+            reason: CloseReason::ConnectTimeout,
+            ..
+        } => format!(
+            "{target}: no answer over UDP from {peer} (is UDP blocked by a firewall? allow a port \
+             range there and pass --port-range)"
+        ),
+        NetError::Connect {
+            reason: CloseReason::AuthFailed,
+            ..
+        } => format!("{target}: {peer} refused the key (another process on that port?)"),
+        other => format!("{target}: {other}"),
+    }
+}
+
+/// The far side: binds a UDP port (in `port_range`, LOW-HIGH, if given), prints the
+/// announcement on stdout, and accepts exactly one connection that proves it holds the one-time
+/// key.
+pub fn accept_one(
+    port_range: Option<&str>,
+    congestion: Arc<dyn CongestionControlFactory>,
+) -> Result<Stream> {
+    let mut key = [0u8; 32];
+    getrandom::getrandom(&mut key).context("reading the system's random source")?;
+    let key = PresharedKey::from_bytes(key);
+    // The address the client reached us at over ssh is the one most likely to work for UDP.
+    let address = ssh_server_address();
+    let config = NetConfig {
+        connection: ConnectionConfig {
+            dialect: Dialect::Haul(key.clone()),
+            congestion,
+            ..ConnectionConfig::default()
+        },
+        ..NetConfig::listener()
+    };
+    let listener = bind(port_range, address, config)?;
+    let announcement = Announcement {
+        port: listener.local_addr().port(),
+        key,
+        address,
+    };
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{}", announcement.to_line())?;
+    stdout.flush()?;
+    drop(stdout);
+
+    let (tx, rx) = mpsc::channel();
+    let accepting = std::thread::spawn(move || {
+        let _ = tx.send(listener.accept());
+        // Dropping the listener stops accepting: exactly one connection.
+    });
+    let stream = match rx.recv_timeout(ACCEPT_TIMEOUT) {
+        Ok(stream) => stream?,
+        Err(_) => bail!(
+            "no connection within {ACCEPT_TIMEOUT:?} on UDP port {} (is UDP blocked between the \
+             hosts?)",
+            announcement.port
+        ),
+    };
+    let _ = accepting.join();
+    Ok(stream)
+}
+
+/// The server address of this ssh session (`SSH_CONNECTION`: client ip, port, server ip, port).
+fn ssh_server_address() -> Option<IpAddr> {
+    std::env::var("SSH_CONNECTION")
+        .ok()?
+        .split_whitespace()
+        .nth(2)?
+        .parse()
+        .ok()
+}
+
+fn bind(range: Option<&str>, address: Option<IpAddr>, config: NetConfig) -> Result<Listener> {
+    let any: IpAddr = match address {
+        Some(IpAddr::V6(_)) => "::".parse().expect("literal"),
+        _ => "0.0.0.0".parse().expect("literal"),
+    };
+    let (low, high) = match range {
+        None => (0, 0),
+        Some(r) => parse_range(r)?,
+    };
+    let mut last = None;
+    for port in low..=high {
+        match Listener::bind_with(SocketAddr::new(any, port), config.clone()) {
+            Ok(l) => return Ok(l),
+            Err(e) => last = Some(e),
+        }
+    }
+    let e = last.expect("the range has at least one port");
+    bail!("no free UDP port in {low}-{high}: {e}")
+}
+
+fn parse_range(r: &str) -> Result<(u16, u16)> {
+    let parsed = r
+        .split_once('-')
+        .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)));
+    match parsed {
+        Some((low, high)) if low <= high && low > 0 => Ok((low, high)),
+        _ => bail!("--port-range {r:?}: expected LOW-HIGH, e.g. 9000-9100"),
+    }
+}
+
 impl Session {
     /// Why the far side ended before announcing itself.
     fn start_failure(&mut self) -> anyhow::Error {
@@ -142,16 +298,22 @@ impl Session {
     }
 
     /// Waits for the far side to exit after the copy; its failure, if any.
-    pub fn finish(mut self, timeout: Duration) -> Result<()> {
+    pub fn finish(self, timeout: Duration) -> Result<()> {
+        let target = self.target.clone();
+        match self.exit_status(timeout)? {
+            0 => Ok(()),
+            code => bail!("{target}: the remote haul exited with status {code}"),
+        }
+    }
+
+    /// Waits up to `timeout` for the far side (and ssh) to exit; its exit status.
+    pub fn exit_status(mut self, timeout: Duration) -> Result<u8> {
         drop(self.stdin.take());
         let deadline = std::time::Instant::now() + timeout;
         loop {
             if let Some(status) = self.child.try_wait()? {
                 return match status.code() {
-                    Some(0) => Ok(()),
-                    Some(code) => {
-                        bail!("{}: the remote haul exited with status {code}", self.target)
-                    }
+                    Some(code) => Ok(code.clamp(0, 255) as u8),
                     None => bail!("{}: the remote haul was killed", self.target),
                 };
             }

@@ -1,11 +1,13 @@
 //! The `haul` command line.
 
+mod bootstrap;
 mod copy;
 mod demo;
 mod lab;
 mod nc;
 mod perf;
 mod policy;
+mod rsync;
 mod sys;
 mod units;
 
@@ -54,6 +56,19 @@ enum Command {
     /// The far side of `haul copy` (started over ssh; not for direct use).
     #[command(hide = true)]
     ServeCopy(copy::ServeCopyArgs),
+    /// Run rsync with its data over haul (UDP) instead of ssh's TCP connection, like UDR.
+    ///
+    /// `haul rsync -av src/ [USER@]HOST:dst/` runs the real rsync, with haul as its remote
+    /// shell: ssh starts haul and rsync on the far side, and rsync's conversation goes over an
+    /// encrypted, authenticated haul connection. Everything rsync does (deltas, --delete,
+    /// --partial, filters) works as usual; both hosts need rsync and haul.
+    Rsync(rsync::RsyncArgs),
+    /// rsync's remote shell for `haul rsync` (run by rsync; not for direct use).
+    #[command(hide = true)]
+    RsyncRsh(rsync::RshArgs),
+    /// The far side of `haul rsync` (started over ssh; not for direct use).
+    #[command(hide = true)]
+    ServeRsync(rsync::ServeRsyncArgs),
     /// Netcat over haul: copy stdin to a connection and the connection to stdout.
     ///
     /// `haul nc -l 9000 > out` waits for one connection and writes what arrives;
@@ -79,6 +94,9 @@ fn main() -> ExitCode {
         Command::ServeCopy(args) => copy::serve(args),
         Command::Demo(args) => demo::run(args),
         Command::Perf(args) => perf::run(args),
+        Command::Rsync(args) => rsync::run(args),
+        Command::RsyncRsh(args) => rsync::rsh(args),
+        Command::ServeRsync(args) => rsync::serve(args),
         Command::Nc(args) => nc::run(args),
         Command::Lab(args) => lab::run(args),
     };

@@ -1,6 +1,7 @@
-//! `haul copy` through a real sshd on loopback: trees both ways, a large file both ways, resume
-//! after either side is killed, and clear failures. Needs root and Debian's openssh-server; skipped
-//! otherwise unless HAUL_REQUIRE_SSH=1 (CI sets it).
+//! `haul copy` and `haul rsync` through a real sshd on loopback: trees both ways, a large file
+//! both ways, resume after either side is killed, rsync's deltas and exit status, and clear
+//! failures. Needs root, Debian's openssh-server and rsync; skipped otherwise unless
+//! HAUL_REQUIRE_SSH=1 (CI sets it).
 
 use std::fs;
 use std::io::Read;
@@ -172,7 +173,34 @@ fn make_tree(root: &Path) {
     fs::set_permissions(root.join("d00/f01"), fs::Permissions::from_mode(0o755)).unwrap();
     std::os::unix::fs::symlink("d00/f00", root.join("link")).unwrap();
     std::os::unix::fs::symlink("/does/not/exist", root.join("dangling")).unwrap();
+    // Links and directories in the past too: rsync leaves a time alone when it matches to the
+    // second, so one made in the same second as the copy would differ in nanoseconds only.
+    for link in ["link", "dangling"] {
+        set_link_mtime(&root.join(link), 1_500_000_000);
+    }
+    for d in 0..100 {
+        set_mtime(&root.join(format!("d{d:02}")), 1_400_000_000 + d);
+    }
+    set_mtime(&root.join("empty-dir"), 1_300_000_000);
     set_mtime(&root.join("d07"), 1_234_567_890);
+}
+
+fn set_link_mtime(path: &Path, secs: i64) {
+    let path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    let time = libc::timespec {
+        tv_sec: secs,
+        tv_nsec: 123_456_789,
+    };
+    // SAFETY: a valid C string and two timespecs that outlive the call.
+    let rc = unsafe {
+        libc::utimensat(
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            [time, time].as_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    assert_eq!(rc, 0, "{}", std::io::Error::last_os_error());
 }
 
 /// Kind, content, mode, mtime and link targets agree everywhere below `a` and `b`.
@@ -414,5 +442,100 @@ fn a_remote_without_haul_and_a_local_only_copy_fail_clearly() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("one side must be remote"));
+    fs::remove_dir_all(dir).unwrap();
+}
+
+/// `haul rsync` with this sshd: `args` go to rsync after haul's own options.
+fn haul_rsync(sshd: &Sshd, args: &[&str]) -> Command {
+    let mut cmd = Command::new(HAUL);
+    cmd.args(["rsync", "--ssh-cmd", &sshd.ssh_cmd, "--remote-haul", HAUL]);
+    cmd.args(args);
+    cmd
+}
+
+/// rsync's `--stats` line `label: N bytes`.
+fn stat(out: &Output, label: &str) -> u64 {
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix(label))
+        .unwrap_or_else(|| panic!("no {label:?} in {text}"));
+    line.trim()
+        .trim_end_matches(" bytes")
+        .replace(',', "")
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn rsync_over_haul_syncs_both_ways_sends_deltas_and_passes_errors_on() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(sshd) = Sshd::start() else { return };
+    if !Path::new("/usr/bin/rsync").exists() {
+        assert!(
+            std::env::var_os("HAUL_REQUIRE_SSH").is_none(),
+            "HAUL_REQUIRE_SSH is set but rsync is missing"
+        );
+        eprintln!("skipped: needs rsync");
+        return;
+    }
+    let dir = scratch("rsync");
+    let src = dir.join("src");
+    make_tree(&src);
+    write_file(&src.join("big"), 8 << 20, 3);
+    let dst = dir.join("dst with space");
+    let remote = |p: &Path| format!("127.0.0.1:{}/", p.display());
+    let local = |p: &Path| format!("{}/", p.display());
+
+    run_ok(haul_rsync(&sshd, &["-a", &local(&src), &remote(&dst)]));
+    assert_eq!(assert_same_tree(&src, &dst), 10_105);
+
+    // One byte changed in the big file: rsync's delta algorithm sends little more than a block.
+    let mut f = fs::OpenOptions::new()
+        .write(true)
+        .open(src.join("big"))
+        .unwrap();
+    std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(4 << 20)).unwrap();
+    std::io::Write::write_all(&mut f, b"!").unwrap();
+    drop(f);
+    let out = run_ok(haul_rsync(
+        &sshd,
+        &["-a", "--stats", &local(&src), &remote(&dst)],
+    ));
+    assert!(stat(&out, "Literal data:") < 64 << 10, "{out:?}");
+    assert!(stat(&out, "Matched data:") > 7 << 20, "{out:?}");
+    assert!(same_content(&src.join("big"), &dst.join("big")));
+
+    let down = dir.join("down");
+    run_ok(haul_rsync(&sshd, &["-a", &remote(&dst), &local(&down)]));
+    assert_eq!(assert_same_tree(&src, &down), 10_105);
+
+    // rsync's own exit status comes back: 23, some files could not be transferred.
+    let out = haul_rsync(&sshd, &["-a", &remote(&dir.join("missing")), &local(&down)])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(23), "{out:?}");
+    // A remote side that cannot start: ssh's status, as rsync expects from its remote shell.
+    let out = Command::new(HAUL)
+        .args([
+            "rsync",
+            "--ssh-cmd",
+            &sshd.ssh_cmd,
+            "--remote-haul",
+            "/nonexistent/haul",
+        ])
+        .args(["-a", &local(&src), &remote(&dst)])
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("haul is not installed there"), "{stderr}");
+    // rsync's -e would bypass haul: refused with the way out.
+    let out = Command::new(HAUL)
+        .args(["rsync", "-e", "ssh", "a", "b:c"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--ssh-cmd"));
     fs::remove_dir_all(dir).unwrap();
 }

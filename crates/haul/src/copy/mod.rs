@@ -1,22 +1,20 @@
 //! `haul copy`: scp-simple, encrypted, verified, resumable copies, with the far side started
 //! over ssh and the data over haul (UDP).
 
-mod bootstrap;
 mod location;
 mod progress;
 mod serve;
 
 pub use serve::{run as serve, ServeCopyArgs};
 
+use crate::bootstrap;
 use crate::policy::PolicyArgs;
-use anyhow::{anyhow, bail, Context, Result};
-use bootstrap::Announcement;
+use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use haul_files::{CopyError, Progress, SendOptions, Summary};
-use haul_net::{CloseReason, ConnectionConfig, Dialect, Endpoint, NetConfig, NetError, Stream};
+use haul_net::Stream;
 use location::Location;
 use serde::Serialize;
-use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -163,43 +161,15 @@ pub fn run(args: CopyArgs) -> Result<ExitCode> {
     }
     let congestion = args.policy.factory()?;
 
-    let (session, announced) = match bootstrap::start(&args.ssh_cmd, &target, &remote_args) {
-        Ok(started) => started,
-        Err(e) => {
-            eprintln!("haul: {e:#}");
-            return Ok(ExitCode::from(EXIT_CONNECT));
-        }
-    };
-    let peer = match peer_address(&host, &announced) {
-        Ok(peer) => peer,
-        Err(e) => {
-            eprintln!("haul: {e:#}");
-            return Ok(ExitCode::from(EXIT_CONNECT));
-        }
-    };
-    let config = NetConfig {
-        connection: ConnectionConfig {
-            dialect: Dialect::Haul(announced.key),
-            congestion,
-            ..ConnectionConfig::default()
-        },
-        ..NetConfig::default()
-    };
-    let local_addr: SocketAddr = if peer.is_ipv6() {
-        "[::]:0"
-    } else {
-        "0.0.0.0:0"
-    }
-    .parse()
-    .expect("literal address");
-    let endpoint = Endpoint::bind(local_addr, config).context("binding a local UDP port")?;
-    let stream = match endpoint.connect(peer) {
-        Ok(stream) => stream,
-        Err(e) => {
-            eprintln!("haul: {}", connect_error(&target, peer, e));
-            return Ok(ExitCode::from(EXIT_CONNECT));
-        }
-    };
+    let remote_command = bootstrap::remote_command(&remote_args);
+    let (session, stream) =
+        match bootstrap::connect(&args.ssh_cmd, &target, &host, &remote_command, congestion) {
+            Ok(connected) => connected,
+            Err(e) => {
+                eprintln!("haul: {e:#}");
+                return Ok(ExitCode::from(EXIT_CONNECT));
+            }
+        };
     let progress = Arc::new(Progress::default());
     let bar = (!args.json && !args.quiet).then(|| progress::Bar::start(Arc::clone(&progress)));
     let started = Instant::now();
@@ -294,35 +264,6 @@ fn remote_path(path: &str) -> String {
         ".".to_string()
     } else {
         path.to_string()
-    }
-}
-
-/// Where to send UDP: the address ssh reached (reported by the far side), else the host name.
-fn peer_address(host: &str, announced: &Announcement) -> Result<SocketAddr> {
-    if let Some(ip) = announced.address {
-        return Ok(SocketAddr::new(ip, announced.port));
-    }
-    (host, announced.port)
-        .to_socket_addrs()
-        .with_context(|| format!("{host}: cannot resolve the host name"))?
-        .next()
-        .ok_or_else(|| anyhow!("{host}: the host name has no address"))
-}
-
-fn connect_error(target: &str, peer: SocketAddr, e: NetError) -> String {
-    match e {
-        NetError::Connect {
-            reason: CloseReason::ConnectTimeout,
-            ..
-        } => format!(
-            "{target}: no answer over UDP from {peer} (is UDP blocked by a firewall? allow a port \
-             range there and pass --port-range)"
-        ),
-        NetError::Connect {
-            reason: CloseReason::AuthFailed,
-            ..
-        } => format!("{target}: {peer} refused the key (another process on that port?)"),
-        other => format!("{target}: {other}"),
     }
 }
 
