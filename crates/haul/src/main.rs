@@ -1,5 +1,6 @@
 //! The `haul` command line.
 
+mod advise;
 mod bootstrap;
 mod copy;
 mod demo;
@@ -78,6 +79,12 @@ enum Command {
     Nc(nc::NcArgs),
     /// Emulated wide-area links (namespaces + user-space emulator) and transport comparisons.
     Lab(lab::LabArgs),
+    /// The bandwidth-delay product, TCP buffer sizing, and whether haul or tuned TCP will win.
+    ///
+    /// `haul advise --rate 1G --rtt 100ms --loss 1%` (or `haul advise HOST --rate 1G` to time
+    /// the RTT): the buffers TCP needs and whether this host's sysctls allow them, what TCP can
+    /// expect on the path from the standard models against what haul delivers, and a verdict.
+    Advise(advise::AdviseArgs),
 }
 
 fn main() -> ExitCode {
@@ -99,6 +106,7 @@ fn main() -> ExitCode {
         Command::ServeRsync(args) => rsync::serve(args),
         Command::Nc(args) => nc::run(args),
         Command::Lab(args) => lab::run(args),
+        Command::Advise(args) => advise::run(args),
     };
     match result {
         Ok(code) => code,
