@@ -4,6 +4,7 @@ mod advise;
 mod bootstrap;
 mod copy;
 mod demo;
+mod keys;
 mod lab;
 mod nc;
 mod perf;
@@ -74,9 +75,12 @@ enum Command {
     ///
     /// `haul nc -l 9000 > out` waits for one connection and writes what arrives;
     /// `tar c dir | haul nc HOST:9000` sends and, when stdin ends, delivers every byte before
-    /// exiting. `--mode duplex` does both directions. Speaks the UDT4 wire protocol, so the peer
-    /// may be a UDT4 application (sendfile/recvfile, UDR).
+    /// exiting. `--mode duplex` does both directions. With `--key-file` (both ends, made by
+    /// `haul keygen`) every packet is encrypted and authenticated; without it nc speaks the
+    /// unencrypted UDT4 wire protocol, so the peer may be a UDT4 application (sendfile, UDR).
     Nc(nc::NcArgs),
+    /// Make a pre-shared key file for `--key-file` (32 random bytes as hex, mode 0600).
+    Keygen(keys::KeygenArgs),
     /// Emulated wide-area links (namespaces + user-space emulator) and transport comparisons.
     Lab(lab::LabArgs),
     /// The bandwidth-delay product, TCP buffer sizing, and whether haul or tuned TCP will win.
@@ -105,6 +109,7 @@ fn main() -> ExitCode {
         Command::RsyncRsh(args) => rsync::rsh(args),
         Command::ServeRsync(args) => rsync::serve(args),
         Command::Nc(args) => nc::run(args),
+        Command::Keygen(args) => keys::keygen(args),
         Command::Lab(args) => lab::run(args),
         Command::Advise(args) => advise::run(args),
     };

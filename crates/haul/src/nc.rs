@@ -1,11 +1,13 @@
 //! `haul nc`: netcat over haul — stdin to the connection, the connection to stdout.
 
+use crate::keys::read_key_file;
 use crate::units;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, ValueEnum};
-use haul_net::{Endpoint, NetConfig, NetError, Stream};
+use haul_net::{CloseReason, Dialect as WireDialect, Endpoint, NetConfig, NetError, Stream};
 use std::io::{self, IsTerminal, Read, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -17,6 +19,9 @@ use std::time::{Duration, Instant};
 enum Dialect {
     /// The UDT4 reference library's protocol, unencrypted: talks to UDT4 peers (sendfile, UDR…).
     Udt4,
+    /// haul's own: a key exchange and authenticated encryption on every packet (needs
+    /// --key-file).
+    Haul,
 }
 
 /// Which way the bytes go.
@@ -48,9 +53,13 @@ pub struct NcArgs {
     /// Direction. Default: send when connecting, receive when listening.
     #[arg(long, value_enum)]
     mode: Option<Mode>,
-    /// Wire dialect. Only udt4 exists yet; the encrypted haul dialect will become the default.
-    #[arg(long, value_enum, default_value = "udt4")]
-    dialect: Dialect,
+    /// Wire dialect. Default: haul with --key-file, udt4 (unencrypted, for UDT4 peers) without.
+    #[arg(long, value_enum)]
+    dialect: Option<Dialect>,
+    /// Encrypt and authenticate with this pre-shared key (64 hex digits, mode 0600; make one with
+    /// `haul keygen FILE`). Both ends need the same key; a peer without it cannot connect.
+    #[arg(long, value_name = "FILE")]
+    key_file: Option<PathBuf>,
     /// Maximum segment size in bytes, IP and UDP headers included.
     #[arg(long, default_value_t = 1500, value_parser = clap::value_parser!(u32).range(576..=65535))]
     mss: u32,
@@ -66,7 +75,16 @@ pub struct NcArgs {
 }
 
 pub fn run(args: NcArgs) -> Result<ExitCode> {
-    let Dialect::Udt4 = args.dialect;
+    let dialect = match (args.dialect, &args.key_file) {
+        (None | Some(Dialect::Haul), Some(file)) => WireDialect::Haul(read_key_file(file)?),
+        (Some(Dialect::Haul), None) => {
+            bail!("--dialect haul needs --key-file (make a key with: haul keygen FILE)")
+        }
+        (Some(Dialect::Udt4), Some(_)) => {
+            bail!("the udt4 dialect cannot encrypt: drop --key-file, or use --dialect haul")
+        }
+        (None | Some(Dialect::Udt4), None) => WireDialect::Udt4,
+    };
     let mode = args
         .mode
         .unwrap_or(if args.listen { Mode::Recv } else { Mode::Send });
@@ -76,6 +94,7 @@ pub fn run(args: NcArgs) -> Result<ExitCode> {
         NetConfig::default()
     };
     config.connection.mss = args.mss;
+    config.connection.dialect = dialect;
     config.connection.congestion = args.policy.factory()?;
     let stream = open(&args, config)?;
     let progress = args.progress || io::stderr().is_terminal();
@@ -155,6 +174,17 @@ fn open(args: &NcArgs, config: NetConfig) -> Result<Stream> {
 
 /// A handshake failure already names the peer and the reason; add what to check.
 fn with_hint(e: NetError, hint: &str) -> anyhow::Error {
+    let hint = match &e {
+        NetError::Connect {
+            reason: CloseReason::AuthFailed,
+            ..
+        } => "both ends need the same --key-file",
+        NetError::Connect {
+            reason: CloseReason::Rejected,
+            ..
+        } => "a listener with --key-file refuses peers without it",
+        _ => hint,
+    };
     match e {
         NetError::Connect { .. } => anyhow!("{e} ({hint})"),
         other => anyhow!(other),
