@@ -10,10 +10,11 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::{ArgGroup, Args};
 use control::{Control, Params, Ready, SideReport, Transport, VERSION};
 use data::{tune_tcp, DataStream, Probe};
-use haul_net::{Endpoint, NetConfig};
+use haul_net::{Dialect, Endpoint, NetConfig};
 use report::{Interval, Reporter, Summary};
 use std::io::ErrorKind;
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -67,6 +68,10 @@ pub struct PerfArgs {
     /// use (keep it at or below the path MTU; loopback's is 65536). Server: the largest accepted.
     #[arg(long, value_parser = clap::value_parser!(u32).range(576..=65535))]
     mss: Option<u32>,
+    /// Encrypt the haul data with this pre-shared key (`haul keygen FILE`; both ends), to
+    /// measure the encrypted dialect `haul copy` uses. Default: the plain udt4 dialect.
+    #[arg(long, value_name = "FILE", conflicts_with = "tcp")]
+    key_file: Option<PathBuf>,
     /// The server exits after one test.
     #[arg(long, short = '1')]
     one_off: bool,
@@ -86,6 +91,14 @@ pub fn run(args: PerfArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The haul dialect: encrypted with `--key-file`, plain udt4 without.
+fn dialect(args: &PerfArgs) -> Result<Dialect> {
+    Ok(match &args.key_file {
+        Some(file) => Dialect::Haul(crate::keys::read_key_file(file)?),
+        None => Dialect::Udt4,
+    })
+}
+
 // ------------------------------------------------------------------------------------ server
 
 fn serve(args: &PerfArgs) -> Result<()> {
@@ -96,6 +109,7 @@ fn serve(args: &PerfArgs) -> Result<()> {
         .ok_or_else(|| anyhow!("`{}` is not an address to bind", args.bind))?;
     let control = TcpListener::bind(addr).map_err(|e| in_use(e, addr, "TCP"))?;
     let mut config = NetConfig::listener();
+    config.connection.dialect = dialect(args)?;
     config.connection.mss = args.mss.unwrap_or(65_535);
     // What the server sends with in --reverse tests.
     config.connection.congestion = args.policy.factory()?;
@@ -232,6 +246,7 @@ fn client(args: &PerfArgs, host: &str) -> Result<()> {
     let streams = match params.transport {
         Transport::Haul => {
             let mut config = NetConfig::default();
+            config.connection.dialect = dialect(args)?;
             config.connection.congestion = args.policy.factory()?;
             config.connection.mss = params.mss;
             let local = if data_addr.is_ipv6() {
