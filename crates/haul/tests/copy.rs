@@ -530,6 +530,21 @@ fn rsync_over_haul_syncs_both_ways_sends_deltas_and_passes_errors_on() {
     assert_ne!(out.status.code(), Some(0));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("haul is not installed there"), "{stderr}");
+    // No rsync on the far side: the far side says so, through ssh.
+    let out = haul_rsync(
+        &sshd,
+        &[
+            "--rsync-path=/nonexistent/rsync",
+            "-a",
+            &local(&src),
+            &remote(&dir.join("never")),
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("the remote host cannot run"), "{stderr}");
     // rsync's -e would bypass haul: refused with the way out.
     let out = Command::new(HAUL)
         .args(["rsync", "-e", "ssh", "a", "b:c"])

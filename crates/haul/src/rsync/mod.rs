@@ -214,13 +214,15 @@ pub fn rsh(args: RshArgs) -> Result<ExitCode> {
     // the far side's output ends is how rsync learns that it ended.
     let stdout = Patient::new(unsafe { File::from_raw_fd(1) }, 1);
     let mut from_peer = stream;
-    if let Err(e) = receive_frames(&mut from_peer, stdout) {
-        bail!("{}: {e}", request.target);
-    }
-    // The far side's rsync has exited: its status comes back through ssh.
-    match session.exit_status(Duration::from_secs(30)) {
-        Ok(code) => Ok(ExitCode::from(code)),
-        Err(e) => {
+    let relayed = receive_frames(&mut from_peer, stdout);
+    // The far side's rsync has exited (or the far side failed, and said why on stderr, which
+    // ssh passes on as it ends): its status comes back through ssh.
+    let wait = Duration::from_secs(if relayed.is_ok() { 30 } else { 5 });
+    match (relayed, session.exit_status(wait)) {
+        (Ok(_), Ok(code)) => Ok(ExitCode::from(code)),
+        (Err(_), Ok(code)) if code != 0 => Ok(ExitCode::from(code)),
+        (Err(e), _) => bail!("{}: {e}", request.target),
+        (Ok(_), Err(e)) => {
             eprintln!("haul: {e:#}");
             Ok(ExitCode::from(EXIT_REMOTE_SHELL))
         }

@@ -32,7 +32,12 @@ pub fn run(args: ServeRsyncArgs) -> Result<ExitCode> {
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
-        .with_context(|| format!("cannot run {program:?} here (is rsync installed?)"))?;
+        .with_context(|| {
+            format!(
+                "the remote host cannot run {program:?} (is rsync installed there? \
+                 rsync's --rsync-path names another)"
+            )
+        })?;
     let child_in = child.stdin.take().expect("piped");
     let child_out = child.stdout.take().expect("piped");
     let mut from_peer = stream.try_clone()?;
