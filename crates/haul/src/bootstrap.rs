@@ -4,7 +4,9 @@
 //! port. Both halves live here: [`start`] and [`connect`] on the near side, [`accept_one`] on the
 //! far side.
 
+use crate::policy::PolicyArgs;
 use anyhow::{anyhow, bail, Context, Result};
+use clap::Args;
 use haul_net::{
     CloseReason, CongestionControlFactory, ConnectionConfig, Dialect, Endpoint, Listener,
     NetConfig, NetError, PresharedKey, Stream,
@@ -15,6 +17,49 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// How to reach the far side (options of `haul copy`, `haul rsync` and rsync's remote shell):
+/// the ssh command, haul there, the UDP ports it may use, and how this side sends.
+#[derive(Args, Clone)]
+pub struct RemoteArgs {
+    /// The ssh command (split like a shell would), e.g. "ssh -p 2222 -i ~/.ssh/id_ed25519".
+    #[arg(long, default_value = "ssh", value_name = "CMD")]
+    pub ssh_cmd: String,
+    /// haul on the remote host, if it is not on the remote PATH.
+    #[arg(long, default_value = "haul", value_name = "PATH")]
+    pub remote_haul: String,
+    /// UDP ports the remote side may listen on (e.g. 9000-9100, for firewalls); default: any.
+    #[arg(long, value_name = "LOW-HIGH")]
+    pub port_range: Option<String>,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+}
+
+impl RemoteArgs {
+    /// The same options as command-line arguments.
+    pub fn to_args(&self) -> Vec<String> {
+        let mut args = vec![
+            "--ssh-cmd".to_string(),
+            self.ssh_cmd.clone(),
+            "--remote-haul".to_string(),
+            self.remote_haul.clone(),
+        ];
+        if let Some(range) = &self.port_range {
+            args.extend(["--port-range".to_string(), range.clone()]);
+        }
+        args.extend(self.policy.to_args());
+        args
+    }
+
+    /// The start of the far side's command line: `HAUL SUBCOMMAND [--port-range R]`.
+    pub fn far_side(&self, subcommand: &str) -> Vec<String> {
+        let mut args = vec![self.remote_haul.clone(), subcommand.to_string()];
+        if let Some(range) = &self.port_range {
+            args.extend(["--port-range".to_string(), range.clone()]);
+        }
+        args
+    }
+}
 
 /// First word of the line the far side prints once it listens.
 pub const READY: &str = "HAUL-READY";

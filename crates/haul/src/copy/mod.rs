@@ -7,8 +7,7 @@ mod serve;
 
 pub use serve::{run as serve, ServeCopyArgs};
 
-use crate::bootstrap;
-use crate::policy::PolicyArgs;
+use crate::bootstrap::{self, RemoteArgs};
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use haul_files::{CopyError, Progress, SendOptions, Summary};
@@ -51,15 +50,8 @@ pub struct CopyArgs {
     /// Accepted for scp compatibility: directories are always copied recursively.
     #[arg(short = 'r', long)]
     recursive: bool,
-    /// The ssh command (split like a shell would), e.g. "ssh -p 2222 -i ~/.ssh/id_ed25519".
-    #[arg(long, default_value = "ssh", value_name = "CMD")]
-    ssh_cmd: String,
-    /// haul on the remote host, if it is not on the remote PATH.
-    #[arg(long, default_value = "haul", value_name = "PATH")]
-    remote_haul: String,
-    /// UDP ports the remote side may listen on (e.g. 9000-9100, for firewalls); default: any.
-    #[arg(long, value_name = "LOW-HIGH")]
-    port_range: Option<String>,
+    #[command(flatten)]
+    remote: RemoteArgs,
     /// Ignore partial files from earlier attempts and send everything again.
     #[arg(long)]
     no_resume: bool,
@@ -72,8 +64,6 @@ pub struct CopyArgs {
     /// No progress bar.
     #[arg(long, short = 'q')]
     quiet: bool,
-    #[command(flatten)]
-    policy: PolicyArgs,
 }
 
 /// What `--json` prints.
@@ -107,10 +97,7 @@ pub fn run(args: CopyArgs) -> Result<ExitCode> {
     let (dest, sources) = args.paths.split_last().expect("clap requires two paths");
     let dest = Location::parse(dest);
     let sources: Vec<Location> = sources.iter().map(|s| Location::parse(s)).collect();
-    let mut remote_args = vec![args.remote_haul.clone(), "serve-copy".to_string()];
-    if let Some(range) = &args.port_range {
-        remote_args.extend(["--port-range".to_string(), range.clone()]);
-    }
+    let mut remote_args = args.remote.far_side("serve-copy");
     let remotes: Vec<(&String, &String, &String)> = sources
         .iter()
         .filter_map(|s| match s {
@@ -143,7 +130,7 @@ pub fn run(args: CopyArgs) -> Result<ExitCode> {
             if remotes.iter().any(|(t, ..)| *t != ssh_target) {
                 bail!("all remote sources must be on the same host");
             }
-            remote_args.extend(args.policy.to_args());
+            remote_args.extend(args.remote.policy.to_args());
             remote_args.push("--send".to_string());
             remote_args.extend(remotes.iter().map(|(.., p)| remote_path(p)));
             (ssh_target.clone(), host.clone(), Side::Receive(dst.clone()))
@@ -159,17 +146,22 @@ pub fn run(args: CopyArgs) -> Result<ExitCode> {
     if args.no_resume {
         remote_args.push("--no-resume".to_string());
     }
-    let congestion = args.policy.factory()?;
+    let congestion = args.remote.policy.factory()?;
 
     let remote_command = bootstrap::remote_command(&remote_args);
-    let (session, stream) =
-        match bootstrap::connect(&args.ssh_cmd, &target, &host, &remote_command, congestion) {
-            Ok(connected) => connected,
-            Err(e) => {
-                eprintln!("haul: {e:#}");
-                return Ok(ExitCode::from(EXIT_CONNECT));
-            }
-        };
+    let (session, stream) = match bootstrap::connect(
+        &args.remote.ssh_cmd,
+        &target,
+        &host,
+        &remote_command,
+        congestion,
+    ) {
+        Ok(connected) => connected,
+        Err(e) => {
+            eprintln!("haul: {e:#}");
+            return Ok(ExitCode::from(EXIT_CONNECT));
+        }
+    };
     let progress = Arc::new(Progress::default());
     let bar = (!args.json && !args.quiet).then(|| progress::Bar::start(Arc::clone(&progress)));
     let started = Instant::now();

@@ -13,8 +13,7 @@ mod serve;
 
 pub use serve::{run as serve, ServeRsyncArgs};
 
-use crate::bootstrap;
-use crate::policy::PolicyArgs;
+use crate::bootstrap::{self, RemoteArgs};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use frames::{receive_frames, send_frames};
@@ -27,39 +26,9 @@ use std::time::Duration;
 /// Exit status when the far side cannot be started or reached (ssh's own for its failures, which
 /// rsync reports as a remote-shell failure).
 const EXIT_REMOTE_SHELL: u8 = 255;
-
-/// Options shared by `haul rsync` and the remote shell it hands to rsync.
-#[derive(Args, Clone)]
-pub struct RemoteArgs {
-    /// The ssh command (split like a shell would), e.g. "ssh -p 2222 -i ~/.ssh/id_ed25519".
-    #[arg(long, default_value = "ssh", value_name = "CMD")]
-    ssh_cmd: String,
-    /// haul on the remote host, if it is not on the remote PATH.
-    #[arg(long, default_value = "haul", value_name = "PATH")]
-    remote_haul: String,
-    /// UDP ports the remote side may listen on (e.g. 9000-9100, for firewalls); default: any.
-    #[arg(long, value_name = "LOW-HIGH")]
-    port_range: Option<String>,
-    #[command(flatten)]
-    policy: PolicyArgs,
-}
-
-impl RemoteArgs {
-    /// The same options as command-line arguments.
-    fn to_args(&self) -> Vec<String> {
-        let mut args = vec![
-            "--ssh-cmd".to_string(),
-            self.ssh_cmd.clone(),
-            "--remote-haul".to_string(),
-            self.remote_haul.clone(),
-        ];
-        if let Some(range) = &self.port_range {
-            args.extend(["--port-range".to_string(), range.clone()]);
-        }
-        args.extend(self.policy.to_args());
-        args
-    }
-}
+/// How long ssh may take to end after the relay: it carries the far side's last messages and
+/// its exit status (slow when the far host is busy).
+const SESSION_END: Duration = Duration::from_secs(30);
 
 #[derive(Args)]
 #[command(after_help = "\
@@ -181,10 +150,7 @@ fn parse_rsh_words(words: &[String]) -> Result<RshRequest> {
 /// side over haul.
 pub fn rsh(args: RshArgs) -> Result<ExitCode> {
     let request = parse_rsh_words(&args.words)?;
-    let mut remote = vec![args.remote.remote_haul.clone(), "serve-rsync".to_string()];
-    if let Some(range) = &args.remote.port_range {
-        remote.extend(["--port-range".to_string(), range.clone()]);
-    }
+    let mut remote = args.remote.far_side("serve-rsync");
     remote.extend(args.remote.policy.to_args());
     remote.push("--".to_string());
     // rsync quoted each word of its command for the remote shell: pass them as they are.
@@ -217,8 +183,7 @@ pub fn rsh(args: RshArgs) -> Result<ExitCode> {
     let relayed = receive_frames(&mut from_peer, stdout);
     // The far side's rsync has exited (or the far side failed, and said why on stderr, which
     // ssh passes on as it ends): its status comes back through ssh.
-    let wait = Duration::from_secs(if relayed.is_ok() { 30 } else { 5 });
-    match (relayed, session.exit_status(wait)) {
+    match (relayed, session.exit_status(SESSION_END)) {
         (Ok(_), Ok(code)) => Ok(ExitCode::from(code)),
         (Err(_), Ok(code)) if code != 0 => Ok(ExitCode::from(code)),
         (Err(e), _) => bail!("{}: {e}", request.target),
