@@ -121,6 +121,8 @@ pub fn remote_command(args: &[String]) -> String {
 
 /// How long the far side waits for the connection after announcing itself.
 const ACCEPT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a failed connection waits for ssh to end (and pass on the far side's last words).
+const FAILED_FAR_SIDE: Duration = Duration::from_secs(2);
 
 /// Runs `ssh_cmd target -- remote_command` (a command line for the remote shell, see
 /// [`remote_command`]) and waits for the far side's announcement.
@@ -202,10 +204,14 @@ pub fn connect(
     .parse()
     .expect("literal address");
     let endpoint = Endpoint::bind(local, config).context("binding a local UDP port")?;
-    let stream = endpoint
-        .connect(peer)
-        .map_err(|e| anyhow!(connect_error(target, peer, e)))?;
-    Ok((session, stream))
+    match endpoint.connect(peer) {
+        Ok(stream) => Ok((session, stream)),
+        Err(e) => {
+            // A far side that failed has said why on stderr: give ssh a moment to pass it on.
+            let _ = session.exit_status(FAILED_FAR_SIDE);
+            bail!(connect_error(target, peer, e))
+        }
+    }
 }
 
 /// Where to send UDP: the address ssh reached (reported by the far side), else the host name.
