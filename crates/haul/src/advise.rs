@@ -256,6 +256,12 @@ pub fn run(args: AdviseArgs) -> Result<ExitCode> {
         ),
         (None, None) => bail!("give the path's RTT (--rtt 100ms) or a HOST to measure it to"),
     };
+    if rtt.is_zero() {
+        bail!("--rtt must be above 0 (the path's round-trip time, e.g. --rtt 10ms)");
+    }
+    if args.loss >= 1.0 {
+        bail!("--loss must be below 100 % (a path that loses everything carries nothing)");
+    }
     let path = Path {
         rate_bps: args.rate,
         rtt_ms: rtt.as_secs_f64() * 1e3,

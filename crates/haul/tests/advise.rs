@@ -53,4 +53,13 @@ fn without_an_rtt_or_a_host_it_says_what_to_give() {
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--rtt 100ms"), "{stderr}");
+    // Paths no model can describe are refused, not answered with infinities.
+    for (flag, args) in [
+        ("--rtt", ["--rtt", "0ms", "--loss", "1%"]),
+        ("--loss", ["--rtt", "10ms", "--loss", "100%"]),
+    ] {
+        let out = advise(&[&["--rate", "1G"][..], &args].concat());
+        assert_eq!(out.status.code(), Some(1), "{flag}: {out:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(flag));
+    }
 }
