@@ -2,6 +2,7 @@
 
 use crate::socket::{IoScratch, Offloads, Outgoing, UdpSocket, BATCH, MAX_RECV, MAX_SEND};
 use crate::stream::Stream;
+use haul_proto::secure::PresharedKey;
 use haul_proto::{
     CloseReason, Connection, ConnectionConfig, DatagramEvent, EndpointConfig, Piece, ReadInto,
 };
@@ -32,6 +33,9 @@ pub struct NetConfig {
     pub socket_buffer: usize,
     /// Batching to try; unsupported offloads fall back to one datagram per call.
     pub offloads: Offloads,
+    /// `haul` dialect, listening: keys a client may prove besides the dialect's own;
+    /// [`Stream::peer_key`] tells an accepted stream which one it was.
+    pub accept_keys: Vec<PresharedKey>,
 }
 
 impl Default for NetConfig {
@@ -44,6 +48,7 @@ impl Default for NetConfig {
                 gso: true,
                 gro: true,
             },
+            accept_keys: Vec::new(),
         }
     }
 }
@@ -198,6 +203,7 @@ impl Endpoint {
                 connection: config.connection.clone(),
                 listen: config.listen,
                 seed: u64::from_le_bytes(seed),
+                accept_keys: config.accept_keys.clone(),
             },
             Instant::now(),
         );
@@ -272,9 +278,12 @@ impl Endpoint {
         let mut inner = self.shared.lock();
         loop {
             let conn = &inner.conns[&id];
-            if conn.is_connected() {
+            // A peer that accepted, sent and closed before this thread looked was connected:
+            // what it sent waits to be read, as after a TCP connect.
+            if conn.is_connected() || conn.close_reason() == Some(CloseReason::PeerClosed) {
+                let key = conn.peer_key().cloned();
                 drop(inner);
-                return Ok(Stream::new(Arc::clone(&self.shared), id, peer));
+                return Ok(Stream::new(Arc::clone(&self.shared), id, peer, key));
             }
             if let Some(reason) = conn.close_reason() {
                 inner.released.insert(id);
@@ -292,9 +301,10 @@ impl Endpoint {
         }
         loop {
             if let Some(id) = inner.accept_queue.pop_front() {
-                let peer = inner.conns[&id].peer_addr();
+                let conn = &inner.conns[&id];
+                let (peer, key) = (conn.peer_addr(), conn.peer_key().cloned());
                 drop(inner);
-                return Ok(Stream::new(Arc::clone(&self.shared), id, peer));
+                return Ok(Stream::new(Arc::clone(&self.shared), id, peer, key));
             }
             inner = self.shared.wait(inner, IDLE_POLL);
         }

@@ -2,6 +2,7 @@
 
 use crate::driver::{Endpoint, NetConfig, NetError};
 use crate::driver::{Shared, WaitingRead};
+use haul_proto::secure::PresharedKey;
 use haul_proto::{CloseReason, Connection, Stats, StreamError};
 use std::collections::hash_map::Entry;
 use std::io;
@@ -29,6 +30,7 @@ struct Handle {
     shared: Arc<Shared>,
     id: u32,
     peer: SocketAddr,
+    peer_key: Option<PresharedKey>,
 }
 
 impl Drop for Handle {
@@ -41,12 +43,18 @@ impl Drop for Handle {
 }
 
 impl Stream {
-    pub(crate) fn new(shared: Arc<Shared>, id: u32, peer: SocketAddr) -> Self {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        id: u32,
+        peer: SocketAddr,
+        peer_key: Option<PresharedKey>,
+    ) -> Self {
         Self {
             handle: Arc::new(Handle {
                 shared: Arc::clone(&shared),
                 id,
                 peer,
+                peer_key,
             }),
             shared,
             id,
@@ -187,6 +195,13 @@ impl Stream {
     /// The peer's address.
     pub fn peer_addr(&self) -> SocketAddr {
         self.handle.peer
+    }
+
+    /// `haul` dialect: the pre-shared key this connection was established with. For a stream a
+    /// listener accepted, which of its keys ([`crate::NetConfig::accept_keys`]) the client
+    /// proved it holds; `None` in the `udt4` dialect.
+    pub fn peer_key(&self) -> Option<&PresharedKey> {
+        self.handle.peer_key.as_ref()
     }
 
     /// Fails a read that waits longer than `timeout` with [`io::ErrorKind::TimedOut`].

@@ -329,3 +329,36 @@ fn encrypted_stream_is_byte_exact_and_a_wrong_key_is_refused() {
         other => panic!("a wrong key connected: {:?}", other.map(|s| s.peer_addr())),
     }
 }
+
+#[test]
+fn a_listener_with_several_keys_tells_which_one_a_client_proved() {
+    let key = |k: u8| PresharedKey::from_bytes([k; 32]);
+    let server = Endpoint::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        NetConfig {
+            connection: ConnectionConfig {
+                dialect: Dialect::Haul(key(1)),
+                ..ConnectionConfig::default()
+            },
+            listen: true,
+            accept_keys: vec![key(3)],
+            ..NetConfig::default()
+        },
+    )
+    .unwrap();
+    let addr = server.local_addr();
+    let accepting = std::thread::spawn(move || {
+        // Accept, answer and close at once: the client still reads the answer.
+        let mut stream = server.accept().unwrap();
+        let proved = stream.peer_key().cloned();
+        stream.write_all(b"bye").unwrap();
+        stream.finish().unwrap();
+        proved
+    });
+    let mut client = haul_dialect(3, false).connect(addr).unwrap();
+    let mut answer = Vec::new();
+    client.read_to_end(&mut answer).unwrap();
+    assert_eq!(answer, b"bye");
+    assert_eq!(accepting.join().unwrap(), Some(key(3)));
+    assert_eq!(client.peer_key(), Some(&key(3)));
+}

@@ -5,7 +5,7 @@
 //! costs one reply each and nothing more.
 
 use crate::conn::{Connection, ConnectionConfig, Dialect, Transmit};
-use crate::secure::{self, Responder};
+use crate::secure::{self, HandshakeError, PresharedKey, Responder};
 use crate::seq::SeqNo;
 use crate::wire::{self, Control, ControlPacket, Handshake, Packet, RequestType};
 use rand::rngs::SmallRng;
@@ -30,6 +30,11 @@ pub struct EndpointConfig {
     pub listen: bool,
     /// Seed for ISNs, socket ids and the cookie key (the driver draws it from the OS).
     pub seed: u64,
+    /// `haul` dialect, listening: keys a client may prove besides the dialect's own, tried in
+    /// turn (a key exchange's first message costs a hash and a small decryption per key). An
+    /// accepted connection tells which one it proved ([`Connection::peer_key`]), so a server
+    /// can give each client its own key and its own rights.
+    pub accept_keys: Vec<PresharedKey>,
 }
 
 /// What to do with a datagram the endpoint looked at.
@@ -255,7 +260,11 @@ impl Endpoint {
         }
         let responder = match &ours.dialect {
             Dialect::Udt4 => None,
-            Dialect::Haul(key) => match Responder::read(key, h, key_message) {
+            Dialect::Haul(key) => match Self::read_key_exchange(
+                std::iter::once(key).chain(&self.config.accept_keys),
+                h,
+                key_message,
+            ) {
                 Ok(responder) => Some(responder),
                 Err(e) => {
                     // Stateless, like the cookie: the client learns why and gives up.
@@ -275,6 +284,22 @@ impl Endpoint {
         self.stats.accepted += 1;
         let conn = Connection::accept(now, id, from, h, responder, self.config.connection.clone());
         Some(DatagramEvent::NewConnection(id, Box::new(conn)))
+    }
+
+    /// The first key the client's key-exchange message proves, or why none did.
+    fn read_key_exchange<'k>(
+        keys: impl Iterator<Item = &'k PresharedKey>,
+        h: &Handshake,
+        message: &[u8],
+    ) -> Result<Responder, HandshakeError> {
+        let mut last = HandshakeError::Authentication;
+        for key in keys {
+            match Responder::read(key, h, message) {
+                Ok(responder) => return Ok(responder),
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
     }
 
     fn reply(&self, to: SocketAddr, dest: u32, h: Handshake, buf: &mut Vec<u8>) -> DatagramEvent {

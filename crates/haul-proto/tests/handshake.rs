@@ -21,6 +21,7 @@ fn listener(now: Instant) -> Endpoint {
             connection: ConnectionConfig::default(),
             listen: true,
             seed: 42,
+            accept_keys: Vec::new(),
         },
         now,
     )
@@ -282,6 +283,7 @@ fn rendezvous_refuses_a_client_request() {
             connection: ConnectionConfig::default(),
             listen: false,
             seed: 1,
+            accept_keys: Vec::new(),
         },
         now,
     );

@@ -166,3 +166,32 @@ fn dialects_do_not_mix() {
         assert!(run.sim.node(run.server).accepted.is_empty());
     }
 }
+
+#[test]
+fn a_listener_with_several_keys_accepts_each_and_tells_which_was_proved() {
+    let key = |k: u8| PresharedKey::from_bytes([k; 32]);
+    for (client_key, accepted) in [(5, true), (7, true), (8, false)] {
+        let mut run = Run::new(6, 1 << 16, haul(client_key), haul(5));
+        let now = run.sim.now();
+        run.sim.node_mut(run.server).endpoint = haul_proto::Endpoint::new(
+            haul_proto::EndpointConfig {
+                connection: haul(5),
+                listen: true,
+                seed: 3,
+                accept_keys: vec![key(6), key(7)],
+            },
+            now,
+        );
+        run.start(link(0.0, 0.0));
+        let exact = run.finish();
+        let server = run.sim.node_mut(run.server);
+        if accepted {
+            assert!(exact, "key {client_key}");
+            assert_eq!(server.conn().peer_key(), Some(&key(client_key)));
+        } else {
+            assert!(server.accepted.is_empty());
+            let client = run.sim.node_mut(run.client).conn();
+            assert_eq!(client.close_reason(), Some(CloseReason::AuthFailed));
+        }
+    }
+}

@@ -15,7 +15,7 @@ pub use config::{ConnectionConfig, Dialect};
 
 use crate::cc::{AckSample, CcInit, CongestionControl, LossSample, PathEstimate};
 use crate::ranges::RangeMap;
-use crate::secure::{self, Initiator, OpenError, Protection, Responder};
+use crate::secure::{self, Initiator, OpenError, PresharedKey, Protection, Responder};
 use crate::seq::{AckNo, MsgNo, SeqNo};
 use crate::wire::{
     self, Control, ControlPacket, DataHeader, FullAck, Handshake, LossList, LossRange, MsgInfo,
@@ -282,6 +282,8 @@ pub struct Connection {
     initiator: Option<Box<Initiator>>,
     /// `haul` dialect: the keys, once agreed. Every datagram but a handshake goes through them.
     protection: Option<Box<Protection>>,
+    /// `haul` dialect, server: the pre-shared key the client proved (one of the listener's).
+    proved_key: Option<PresharedKey>,
     /// Where opened datagrams are decrypted.
     open_buf: Vec<u8>,
     mss: u32,
@@ -391,6 +393,7 @@ impl Connection {
             key_message: Vec::new(),
             initiator: None,
             protection: None,
+            proved_key: None,
             open_buf: Vec::new(),
             snd_loss: RangeMap::new(),
             flow_window: 2,
@@ -514,6 +517,7 @@ impl Connection {
             peer_ip: PeerIp::from_ip(peer_addr.ip()),
         };
         if let Some(responder) = responder {
+            conn.proved_key = Some(responder.key().clone());
             let (protection, message) = responder.reply(&reply);
             conn.protection = Some(Box::new(protection));
             conn.key_message = message;
@@ -536,6 +540,16 @@ impl Connection {
     /// The peer's address.
     pub fn peer_addr(&self) -> SocketAddr {
         self.peer_addr
+    }
+
+    /// `haul` dialect: the pre-shared key this connection was established with; for a
+    /// connection a listener accepted, the one of its keys the client proved it holds
+    /// ([`crate::EndpointConfig::accept_keys`]). `None` in the `udt4` dialect.
+    pub fn peer_key(&self) -> Option<&PresharedKey> {
+        match &self.config.dialect {
+            Dialect::Udt4 => None,
+            Dialect::Haul(key) => Some(self.proved_key.as_ref().unwrap_or(key)),
+        }
     }
 
     /// Whether the handshake completed and the connection has not ended.

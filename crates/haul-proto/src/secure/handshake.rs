@@ -102,6 +102,7 @@ impl Initiator {
 pub struct Responder {
     state: Box<snow::HandshakeState>,
     client_cipher: Cipher,
+    key: PresharedKey,
 }
 
 impl std::fmt::Debug for Responder {
@@ -130,7 +131,13 @@ impl Responder {
         Ok(Self {
             state,
             client_cipher,
+            key: key.clone(),
         })
+    }
+
+    /// The pre-shared key the client proved it holds.
+    pub fn key(&self) -> &PresharedKey {
+        &self.key
     }
 
     /// Writes the second message, carrying `acceptance`; gives the keys and the message.

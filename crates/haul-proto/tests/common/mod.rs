@@ -124,6 +124,7 @@ impl Host {
                 connection: config,
                 listen,
                 seed,
+                accept_keys: Vec::new(),
             },
             now,
         );
