@@ -68,10 +68,11 @@ pub enum ScanError {
 }
 
 /// Lists `sources` (each lands at the destination under its own name, as with `scp -r`):
-/// directories recursively in name order, parents before their contents. Symlinks named on the
-/// command line are followed; those found inside directories are copied as links. Sockets,
-/// FIFOs and devices are skipped with a warning.
-pub fn scan(sources: &[PathBuf]) -> Result<Vec<Source>, ScanError> {
+/// directories recursively in name order, parents before their contents. Symlinks named as
+/// sources are followed when `follow_named_links` is set (as scp does with its arguments) and
+/// copied as links otherwise; those found inside directories are always copied as links.
+/// Sockets, FIFOs and devices are skipped with a warning.
+pub fn scan(sources: &[PathBuf], follow_named_links: bool) -> Result<Vec<Source>, ScanError> {
     let mut out = Vec::new();
     let mut names = std::collections::HashSet::new();
     for source in sources {
@@ -79,7 +80,12 @@ pub fn scan(sources: &[PathBuf]) -> Result<Vec<Source>, ScanError> {
         if !names.insert(name.clone()) {
             return Err(ScanError::Duplicate(name));
         }
-        let meta = fs::metadata(source).map_err(|e| io_error(source, e))?;
+        let meta = if follow_named_links {
+            fs::metadata(source)
+        } else {
+            fs::symlink_metadata(source)
+        }
+        .map_err(|e| io_error(source, e))?;
         let rel = RelPath::new(&name).map_err(|_| ScanError::NoName(source.clone()))?;
         walk(source, rel, meta, &mut out)?;
     }
@@ -161,5 +167,31 @@ fn io_error(path: &Path, source: std::io::Error) -> ScanError {
     ScanError::Io {
         path: path.to_path_buf(),
         source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_named_symlink_is_followed_only_when_asked() {
+        let dir = std::env::temp_dir().join(format!("haul-manifest-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(dir.join("target")).unwrap();
+        fs::write(dir.join("target/file"), b"x").unwrap();
+        std::os::unix::fs::symlink("target", dir.join("link")).unwrap();
+        let followed = scan(&[dir.join("link")], true).unwrap();
+        assert_eq!(followed.len(), 2, "the directory and its file");
+        assert_eq!(followed[0].entry.kind, Kind::Dir);
+        let kept = scan(&[dir.join("link")], false).unwrap();
+        assert_eq!(kept.len(), 1);
+        assert_eq!(
+            kept[0].entry.kind,
+            Kind::Symlink {
+                target: "target".into()
+            }
+        );
+        fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -455,6 +455,7 @@ impl<'a, W: Write> Receiver<'a, W> {
             )));
         }
         Progress::add(&self.progress.bytes_done, data.len() as u64);
+        self.summary.bytes_sent += data.len() as u64;
         if incoming.failed.is_some() {
             return Ok(());
         }

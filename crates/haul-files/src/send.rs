@@ -24,6 +24,9 @@ pub struct SendOptions {
     pub chunk_size: u32,
     /// Make the receiver ignore partial files of earlier attempts.
     pub no_resume: bool,
+    /// Follow sources that are symlinks (as scp does with its arguments); when off, such a
+    /// source is sent as a link, so a server never reads through one.
+    pub follow_named_links: bool,
 }
 
 impl Default for SendOptions {
@@ -31,6 +34,7 @@ impl Default for SendOptions {
         Self {
             chunk_size: DEFAULT_CHUNK_SIZE,
             no_resume: false,
+            follow_named_links: true,
         }
     }
 }
@@ -85,7 +89,7 @@ where
     R: Read + Send + 'static,
     W: Write,
 {
-    let manifest = scan(sources)?;
+    let manifest = scan(sources, options.follow_named_links)?;
     let entries: Vec<_> = manifest.iter().map(|s| s.entry.clone()).collect();
     let mut summary = Summary::of_manifest(&entries, progress);
     let mut out = BufWriter::with_capacity(256 << 10, output);

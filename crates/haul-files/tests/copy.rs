@@ -146,7 +146,7 @@ fn copy(
     });
     let options = SendOptions {
         chunk_size: CHUNK,
-        no_resume: false,
+        ..SendOptions::default()
     };
     let input = a.try_clone().unwrap();
     let output = Cut {
@@ -174,7 +174,10 @@ fn a_tree_arrives_identical_into_a_directory_and_under_a_new_name() {
     assert_eq!(sent.failures, vec![]);
     assert_eq!((sent.files, sent.dirs, sent.symlinks), (7, 4, 2));
     assert_eq!(sent.bytes_sent, sent.bytes);
-    assert_eq!(received.bytes, sent.bytes);
+    assert_eq!(
+        (received.bytes, received.bytes_sent),
+        (sent.bytes, sent.bytes)
+    );
     assert_same_tree(&dir.join("src"), &dir.join("into/src"));
     // `cp -r src renamed`: a destination that does not exist names the single source.
     copy(&[dir.join("src")], &dir.join("renamed"), None)
