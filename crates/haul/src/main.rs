@@ -10,10 +10,12 @@ mod nc;
 mod perf;
 mod policy;
 mod rsync;
+mod serve;
 mod sys;
 mod units;
 
 use clap::{Parser, Subcommand};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 /// Fast, reliable bulk data transfer over long fat networks (UDT4-compatible).
@@ -79,6 +81,14 @@ enum Command {
     /// `haul keygen`) every packet is encrypted and authenticated; without it nc speaks the
     /// unencrypted UDT4 wire protocol, so the peer may be a UDT4 application (sendfile, UDR).
     Nc(nc::NcArgs),
+    /// Serve directories to `haul copy` clients that hold a key, like an rsync daemon.
+    ///
+    /// `haul serve --module data=/srv/data --key-file alice.key` offers /srv/data as module
+    /// `data` to clients proving alice's key (`haul copy --key-file alice.key
+    /// haul://HOST/data/PATH DST`); `--config FILE` gives several modules, keys, read-write
+    /// modules and per-module key and address rules. No ssh is involved: the daemon listens on
+    /// UDP port 8873 and every packet is encrypted and authenticated with the client's key.
+    Serve(serve::ServeArgs),
     /// Make a pre-shared key file for `--key-file` (32 random bytes as hex, mode 0600).
     Keygen(keys::KeygenArgs),
     /// Emulated wide-area links (namespaces + user-space emulator) and transport comparisons.
@@ -92,14 +102,20 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // A daemon logs a line per session; the other commands speak only of trouble.
+    let default_level = match cli.command {
+        Command::Serve(_) => "info",
+        _ => "warn",
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("HAUL_LOG")
-                .unwrap_or_else(|_| "warn".into()),
+                .unwrap_or_else(|_| default_level.into()),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
-    let cli = Cli::parse();
     let result = match cli.command {
         Command::Copy(args) => copy::run(args),
         Command::ServeCopy(args) => copy::serve(args),
@@ -110,6 +126,7 @@ fn main() -> ExitCode {
         Command::ServeRsync(args) => rsync::serve(args),
         Command::Nc(args) => nc::run(args),
         Command::Keygen(args) => keys::keygen(args),
+        Command::Serve(args) => serve::run(args),
         Command::Lab(args) => lab::run(args),
         Command::Advise(args) => advise::run(args),
     };

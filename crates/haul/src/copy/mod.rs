@@ -1,6 +1,7 @@
 //! `haul copy`: scp-simple, encrypted, verified, resumable copies, with the far side started
 //! over ssh and the data over haul (UDP).
 
+mod daemon;
 mod location;
 mod progress;
 mod serve;
@@ -26,27 +27,38 @@ pub const EXIT_CONNECT: u8 = 4;
 
 #[derive(Args)]
 #[command(override_usage = "haul copy [OPTIONS] SRC... [USER@]HOST:DST\n       \
-                      haul copy [OPTIONS] [USER@]HOST:SRC... DST")]
+                      haul copy [OPTIONS] [USER@]HOST:SRC... DST\n       \
+                      haul copy [OPTIONS] --key-file KEY SRC... haul://HOST[:PORT]/MODULE/DST\n       \
+                      haul copy [OPTIONS] --key-file KEY haul://HOST[:PORT]/MODULE/SRC... DST\n       \
+                      haul copy [OPTIONS] --key-file KEY haul://HOST[:PORT]")]
 #[command(after_help = "\
 Examples:
   haul copy big.iso server:/data/           one file into a remote directory
   haul copy -r photos me@server:backup/     a tree (directories are always copied recursively)
   haul copy server:/var/log/app.log .       from the remote side
   haul copy --max-rate 500M data server:    cap the rate
+  haul copy --key-file my.key haul://server/data/set1 .   from module data of `haul serve` (no ssh)
+  haul copy --key-file my.key haul://server               the modules that key may use
 
 How it works: ssh (your config, keys and agent) starts `haul serve-copy` on HOST, which binds a UDP
 port and prints it with a one-time key over the ssh channel. The data then goes directly over UDP,
 encrypted and authenticated with that key (Noise + AES-GCM/ChaCha20-Poly1305); ssh carries nothing
 else. Every file is verified with BLAKE3, written under a temporary name, synced, and renamed into
 place only when complete; files already present with the same size and mtime are skipped, and an
-interrupted copy resumes where it stopped when run again.
+interrupted copy resumes where it stopped when run again. With haul://HOST, no ssh is involved: the
+`haul serve` daemon there accepts clients that prove one of its keys (--key-file).
 
 Exit status: 0 all copied; 1 error; 2 usage; 3 some entries failed (listed); 4 the remote side could
 not be started or reached.")]
 pub struct CopyArgs {
-    /// Sources, then the destination. Exactly one side is remote: [USER@]HOST:PATH.
-    #[arg(required = true, num_args = 2.., value_name = "PATH")]
+    /// Sources, then the destination. Exactly one side is remote: [USER@]HOST:PATH (over ssh)
+    /// or haul://HOST[:PORT]/MODULE/PATH (a `haul serve` daemon); one haul://HOST alone lists
+    /// the daemon's modules.
+    #[arg(required = true, num_args = 1.., value_name = "PATH")]
     paths: Vec<String>,
+    /// The key to prove to a `haul serve` daemon (made by `haul keygen`; haul:// paths only).
+    #[arg(long, value_name = "FILE", env = "HAUL_KEY_FILE")]
+    key_file: Option<PathBuf>,
     /// Accepted for scp compatibility: directories are always copied recursively.
     #[arg(short = 'r', long)]
     recursive: bool,
@@ -94,9 +106,20 @@ struct Failure {
 /// Runs `haul copy`.
 pub fn run(args: CopyArgs) -> Result<ExitCode> {
     let _ = args.recursive;
-    let (dest, sources) = args.paths.split_last().expect("clap requires two paths");
-    let dest = Location::parse(dest);
-    let sources: Vec<Location> = sources.iter().map(|s| Location::parse(s)).collect();
+    let locations = args
+        .paths
+        .iter()
+        .map(|p| Location::parse(p))
+        .collect::<Result<Vec<_>>>()?;
+    if locations.iter().any(|l| matches!(l, Location::Daemon(_))) {
+        return daemon::run(&args, &locations);
+    }
+    let [sources @ .., dest] = locations.as_slice() else {
+        unreachable!("clap requires a path")
+    };
+    if sources.is_empty() {
+        bail!("name the sources and then the destination (or one haul://HOST to list its modules)");
+    }
     let mut remote_args = args.remote.far_side("serve-copy");
     let remotes: Vec<(&String, &String, &String)> = sources
         .iter()
@@ -106,16 +129,10 @@ pub fn run(args: CopyArgs) -> Result<ExitCode> {
                 host,
                 path,
             } => Some((ssh_target, host, path)),
-            Location::Local(_) => None,
+            _ => None,
         })
         .collect();
-    let locals: Vec<PathBuf> = sources
-        .iter()
-        .filter_map(|s| match s {
-            Location::Local(p) => Some(p.clone()),
-            Location::Remote { .. } => None,
-        })
-        .collect();
+    let locals = local_paths(sources);
     let (target, host, local) = match &dest {
         Location::Remote {
             ssh_target,
@@ -162,6 +179,29 @@ pub fn run(args: CopyArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(EXIT_CONNECT));
         }
     };
+    copy_over(&args, stream, Some(session), target, local)
+}
+
+/// The local paths among `locations`.
+fn local_paths(locations: &[Location]) -> Vec<PathBuf> {
+    locations
+        .iter()
+        .filter_map(|s| match s {
+            Location::Local(p) => Some(p.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Runs this side of the copy over a connected `stream`, then reports; `session` is the ssh
+/// session that started the far side, if one did.
+fn copy_over(
+    args: &CopyArgs,
+    stream: Stream,
+    session: Option<bootstrap::Session>,
+    target: String,
+    local: Side,
+) -> Result<ExitCode> {
     let progress = Arc::new(Progress::default());
     let bar = (!args.json && !args.quiet).then(|| progress::Bar::start(Arc::clone(&progress)));
     let started = Instant::now();
@@ -186,7 +226,7 @@ pub fn run(args: CopyArgs) -> Result<ExitCode> {
             return Err(anyhow!(e).context(format!("copy with {target} failed")));
         }
     };
-    if let Err(e) = session.finish(Duration::from_secs(30)) {
+    if let Some(Err(e)) = session.map(|s| s.finish(Duration::from_secs(30))) {
         tracing::warn!("{e:#}");
     }
     let report = Report {
