@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 fn established(config: ConnectionConfig, now: Instant, client: SocketAddr) -> (Endpoint, Connection) {
     let server: SocketAddr = "127.0.0.1:9000".parse().unwrap();
     let endpoint = |listen, seed| {
-        Endpoint::new(EndpointConfig { connection: config.clone(), listen, seed }, now)
+        Endpoint::new(EndpointConfig { connection: config.clone(), listen, seed, accept_keys: Vec::new() }, now)
     };
     let mut listener = endpoint(true, 1);
     let (_, mut conn) = endpoint(false, 2).connect(now, server);
