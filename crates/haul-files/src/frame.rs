@@ -8,8 +8,8 @@ use crate::path::RelPath;
 use std::io::{self, Read, Write};
 use thiserror::Error;
 
-/// Version spoken in [`Frame::Hello`].
-pub const VERSION: u32 = 1;
+/// Version spoken in [`Frame::Hello`] (2: older destination files as a basis, deletion).
+pub const VERSION: u32 = 2;
 /// Largest frame body accepted (a chunk and its header fit well inside).
 pub const MAX_FRAME: usize = 16 << 20;
 
@@ -24,6 +24,8 @@ pub enum Frame {
         chunk_size: u32,
         /// Ignore partial files from earlier attempts.
         no_resume: bool,
+        /// Mirror: remove what the destination's copied directories hold beyond the manifest.
+        delete: bool,
     },
     /// Sender → receiver: the next manifest entries (index = position in the whole manifest).
     Entries(Vec<Entry>),
@@ -38,6 +40,10 @@ pub enum Frame {
         /// Chunks already verified in a partial file from an earlier attempt, with their hashes
         /// (the sender takes them for the file digest instead of reading those chunks again).
         have: Vec<(u32, [u8; 32])>,
+        /// Chunks of the older file at the destination, at the same offsets, with their hashes:
+        /// the sender sends a chunk only if its own hash differs, and the receiver copies the
+        /// others from the older file.
+        basis: Vec<(u32, [u8; 32])>,
     },
     /// Sender → receiver: one chunk of a file.
     Chunk {
@@ -74,7 +80,10 @@ pub enum Frame {
     /// Sender → receiver: nothing more will come.
     End,
     /// Receiver → sender: every entry is settled; the copy is over.
-    Finished,
+    Finished {
+        /// Entries removed from the destination because the source no longer has them.
+        deleted: u64,
+    },
     /// Either way: a fatal problem, described for the user.
     Error(String),
 }
@@ -143,10 +152,12 @@ impl Frame {
                 version,
                 chunk_size,
                 no_resume,
+                delete,
             } => {
                 put_u32(b, *version);
                 put_u32(b, *chunk_size);
                 b.push(*no_resume as u8);
+                b.push(*delete as u8);
                 HELLO
             }
             Frame::Entries(entries) => {
@@ -161,13 +172,16 @@ impl Frame {
                 file,
                 up_to_date,
                 have,
+                basis,
             } => {
                 put_u32(b, *file);
                 b.push(*up_to_date as u8);
-                put_u32(b, have.len() as u32);
-                for (index, hash) in have {
-                    put_u32(b, *index);
-                    b.extend_from_slice(hash);
+                for list in [have, basis] {
+                    put_u32(b, list.len() as u32);
+                    for (index, hash) in list {
+                        put_u32(b, *index);
+                        b.extend_from_slice(hash);
+                    }
                 }
                 WANT
             }
@@ -202,7 +216,10 @@ impl Frame {
                 DONE
             }
             Frame::End => END,
-            Frame::Finished => FINISHED,
+            Frame::Finished { deleted } => {
+                b.extend_from_slice(&deleted.to_be_bytes());
+                FINISHED
+            }
             Frame::Error(message) => {
                 put_str(b, message);
                 ERROR
@@ -229,11 +246,24 @@ impl Frame {
     fn decode(kind: u8, body: Vec<u8>) -> Result<Frame, FrameError> {
         let mut c = Cursor { b: &body, at: 0 };
         let frame = match kind {
-            HELLO => Frame::Hello {
-                version: c.u32()?,
-                chunk_size: c.u32()?,
-                no_resume: c.flag()?,
-            },
+            HELLO => {
+                let (version, chunk_size) = (c.u32()?, c.u32()?);
+                if version != VERSION {
+                    // Another version's hello may be shaped differently: keep what names it.
+                    return Ok(Frame::Hello {
+                        version,
+                        chunk_size,
+                        no_resume: false,
+                        delete: false,
+                    });
+                }
+                Frame::Hello {
+                    version,
+                    chunk_size,
+                    no_resume: c.flag()?,
+                    delete: c.flag()?,
+                }
+            }
             ENTRIES => {
                 let n = c.u32()? as usize;
                 // Each entry takes at least 20 bytes: refuse counts the body cannot hold.
@@ -250,17 +280,13 @@ impl Frame {
             WANT => {
                 let file = c.u32()?;
                 let up_to_date = c.flag()?;
-                let n = c.u32()? as usize;
-                if n > c.remaining() / 36 {
-                    return Err(FrameError::Malformed("chunk count beyond the frame"));
-                }
-                let have = (0..n)
-                    .map(|_| Ok((c.u32()?, c.hash()?)))
-                    .collect::<Result<_, FrameError>>()?;
+                let have = c.chunk_hashes()?;
+                let basis = c.chunk_hashes()?;
                 Frame::Want {
                     file,
                     up_to_date,
                     have,
+                    basis,
                 }
             }
             CHUNK => {
@@ -296,7 +322,7 @@ impl Frame {
                 reason: c.string()?,
             },
             END => Frame::End,
-            FINISHED => Frame::Finished,
+            FINISHED => Frame::Finished { deleted: c.u64()? },
             ERROR => Frame::Error(c.string()?),
             _ => return Err(FrameError::Malformed("unknown message type")),
         };
@@ -334,9 +360,7 @@ fn decode_entry(c: &mut Cursor<'_>) -> Result<Entry, FrameError> {
         return Err(FrameError::Malformed("mtime nanoseconds out of range"));
     }
     let kind = match c.u8()? {
-        KIND_FILE => Kind::File {
-            size: u64::from_be_bytes(c.take(8)?.try_into().unwrap()),
-        },
+        KIND_FILE => Kind::File { size: c.u64()? },
         KIND_DIR => Kind::Dir,
         KIND_SYMLINK => Kind::Symlink {
             target: c.string()?,
@@ -397,8 +421,21 @@ impl<'a> Cursor<'a> {
         Ok(u32::from_be_bytes(self.take(4)?.try_into().unwrap()))
     }
 
+    fn u64(&mut self) -> Result<u64, FrameError> {
+        Ok(u64::from_be_bytes(self.take(8)?.try_into().unwrap()))
+    }
+
     fn hash(&mut self) -> Result<[u8; 32], FrameError> {
         Ok(self.take(32)?.try_into().unwrap())
+    }
+
+    /// A count, then that many (chunk index, hash) pairs.
+    fn chunk_hashes(&mut self) -> Result<Vec<(u32, [u8; 32])>, FrameError> {
+        let n = self.u32()? as usize;
+        if n > self.remaining() / 36 {
+            return Err(FrameError::Malformed("chunk count beyond the frame"));
+        }
+        (0..n).map(|_| Ok((self.u32()?, self.hash()?))).collect()
     }
 
     fn string(&mut self) -> Result<String, FrameError> {
@@ -425,6 +462,7 @@ mod tests {
                 version: VERSION,
                 chunk_size: 1 << 20,
                 no_resume: false,
+                delete: true,
             },
             Frame::Entries(vec![
                 entry("d", Kind::Dir),
@@ -441,6 +479,7 @@ mod tests {
                 file: 1,
                 up_to_date: false,
                 have: vec![(0, [1; 32]), (2, [2; 32]), (3, [3; 32])],
+                basis: vec![(1, [4; 32])],
             },
             Frame::Chunk {
                 file: 1,
@@ -465,7 +504,7 @@ mod tests {
                 status: Status::UpToDate,
             },
             Frame::End,
-            Frame::Finished,
+            Frame::Finished { deleted: 3 },
             Frame::Error("nope".into()),
         ]
     }

@@ -15,14 +15,21 @@
 //!   and is renamed over `NAME` only once its digest matches: a failed or interrupted copy never
 //!   leaves a partial file under the destination name. Chunks of large files are recorded in a
 //!   [`journal`] once durable, so an interrupted copy resumes without re-sending them.
+//! * A file that changed at the source is not sent whole: the receiver offers the hashes of its
+//!   older version's chunks (at the same offsets), the sender sends only the chunks that differ,
+//!   and the receiver copies the others from the older file before checking the digest.
+//! * Mirroring ([`SendOptions::delete`]): the receiver removes, inside each directory the copy
+//!   made or updated, what the source does not have.
 //! * Every path from the peer is a [`path::RelPath`] (no `..`, nothing absolute), and the
 //!   receiver refuses to write through a symlink below the destination.
 
 #![warn(missing_docs)]
 
+mod basis;
 pub mod frame;
 pub mod journal;
 pub mod manifest;
+mod mirror;
 pub mod path;
 mod recv;
 mod send;
@@ -70,6 +77,11 @@ pub struct Summary {
     pub bytes_sent: u64,
     /// File data not sent because a partial file already held it, verified.
     pub bytes_resumed: u64,
+    /// File data not sent because the destination's older version of the file held the same
+    /// bytes at the same offset (compared by BLAKE3 chunk hashes).
+    pub bytes_matched: u64,
+    /// Entries removed from the destination because the source no longer has them (mirroring).
+    pub deleted: u64,
     /// Files already up to date at the destination.
     pub up_to_date: u64,
     /// Entries that could not be copied: path and reason.

@@ -1,8 +1,10 @@
 //! The receiving side: manifest in, requests out, chunks written, verified, synced and renamed.
 
+use crate::basis;
 use crate::frame::{Frame, FrameError, Status, VERSION};
 use crate::journal::{Identity, Journal};
 use crate::manifest::{Entry, Kind};
+use crate::mirror::{self, Expected};
 use crate::path::RelPath;
 use crate::{CopyError, Progress, Summary};
 use std::collections::{HashMap, HashSet};
@@ -54,12 +56,13 @@ fn receive_inner<R: Read + Send + 'static, W: Write>(
     dest: &Path,
     progress: &Progress,
 ) -> Result<Summary, CopyError> {
-    let (chunk_size, no_resume) = match Frame::read_from(&mut input)? {
+    let (chunk_size, no_resume, delete) = match Frame::read_from(&mut input)? {
         Some(Frame::Hello {
             version: VERSION,
             chunk_size,
             no_resume,
-        }) if (4096..=(8 << 20)).contains(&chunk_size) => (chunk_size, no_resume),
+            delete,
+        }) if (4096..=(8 << 20)).contains(&chunk_size) => (chunk_size, no_resume, delete),
         Some(Frame::Hello { version, .. }) if version != VERSION => {
             return Err(CopyError::Protocol(format!(
                 "the sender speaks copy protocol {version}, this haul speaks {VERSION}: install \
@@ -81,6 +84,7 @@ fn receive_inner<R: Read + Send + 'static, W: Write>(
         }
     }
     let mut rx = Receiver::new(out, dest, entries, chunk_size, no_resume, progress)?;
+    rx.delete = delete;
     let result = rx.plan().and_then(|()| rx.receive_data(&read_ahead(input)));
     if result.is_err() {
         rx.abandon();
@@ -119,6 +123,8 @@ struct Incoming {
     identity: Identity,
     /// Hash of every chunk present and verified (from the journal or just received).
     hashes: Vec<Option<[u8; 32]>>,
+    /// Chunks the older file at the destination offered, by index (empty: none).
+    basis: Vec<Option<[u8; 32]>>,
     /// Verified chunks written but not yet synced and journaled.
     unjournaled: Vec<(u32, [u8; 32])>,
     unjournaled_bytes: u64,
@@ -152,6 +158,10 @@ struct Receiver<'a, W: Write> {
     ready_bytes: u64,
     /// Directories created or reused, for their mode and mtime at the end.
     dirs: Vec<(PathBuf, u32, (i64, u32))>,
+    /// Mirror: remove from the copied directories what the manifest does not have.
+    delete: bool,
+    /// Where every entry belongs, for `delete`.
+    expected: Expected,
     summary: Summary,
 }
 
@@ -206,6 +216,8 @@ impl<'a, W: Write> Receiver<'a, W> {
             ready: Vec::new(),
             ready_bytes: 0,
             dirs: Vec::new(),
+            delete: false,
+            expected: Expected::default(),
             summary,
         })
     }
@@ -257,13 +269,20 @@ impl<'a, W: Write> Receiver<'a, W> {
             let file = index as u32;
             let outcome = match self.target(&entry.path) {
                 Err(why) => Err(why),
-                Ok(target) => match &entry.kind {
-                    Kind::Dir => self.make_dir(&target, &entry).map(|()| None),
-                    Kind::Symlink { target: link } => {
-                        self.make_symlink(&target, link, &entry).map(|()| None)
+                Ok(target) => {
+                    if self.delete {
+                        self.expected.insert(&target);
                     }
-                    Kind::File { size } => self.plan_file(file, &target, *size, &entry).map(Some),
-                },
+                    match &entry.kind {
+                        Kind::Dir => self.make_dir(&target, &entry).map(|()| None),
+                        Kind::Symlink { target: link } => {
+                            self.make_symlink(&target, link, &entry).map(|()| None)
+                        }
+                        Kind::File { size } => {
+                            self.plan_file(file, &target, *size, &entry).map(Some)
+                        }
+                    }
+                }
             };
             match outcome {
                 Ok(Some(want)) => want.write_to(self.out)?,
@@ -275,6 +294,7 @@ impl<'a, W: Write> Receiver<'a, W> {
                             file,
                             up_to_date: true,
                             have: Vec::new(),
+                            basis: Vec::new(),
                         }
                         .write_to(self.out)?;
                     }
@@ -334,6 +354,7 @@ impl<'a, W: Write> Receiver<'a, W> {
                     file,
                     up_to_date: true,
                     have: Vec::new(),
+                    basis: Vec::new(),
                 });
             }
         }
@@ -362,6 +383,16 @@ impl<'a, W: Write> Receiver<'a, W> {
             .sum();
         self.summary.bytes_resumed += resumed;
         Progress::add(&self.progress.bytes_done, resumed);
+        // An older version in place: offer its chunks, so that only changed ones travel.
+        let basis = if fs::symlink_metadata(target).is_ok_and(|m| m.is_file()) {
+            basis::hash_chunks(target, size, self.chunk_size, &hashes)
+        } else {
+            Vec::new()
+        };
+        let mut offered = vec![None; if basis.is_empty() { 0 } else { chunks }];
+        for &(index, hash) in &basis {
+            offered[index as usize] = Some(hash);
+        }
         self.incoming.insert(
             file,
             Incoming {
@@ -372,6 +403,7 @@ impl<'a, W: Write> Receiver<'a, W> {
                 journal: None,
                 identity,
                 hashes,
+                basis: offered,
                 unjournaled: Vec::new(),
                 unjournaled_bytes: 0,
                 failed: None,
@@ -382,6 +414,7 @@ impl<'a, W: Write> Receiver<'a, W> {
             file,
             up_to_date: false,
             have,
+            basis,
         })
     }
 
@@ -429,8 +462,17 @@ impl<'a, W: Write> Receiver<'a, W> {
                 "the sender ended before every file".into(),
             ));
         }
+        if self.delete {
+            let dirs: Vec<PathBuf> = self.dirs.iter().map(|(path, ..)| path.clone()).collect();
+            let (deleted, failures) = mirror::delete_extraneous(&dirs, &self.expected);
+            self.summary.deleted = deleted;
+            self.summary.failures.extend(failures);
+        }
         self.finish_dirs();
-        Frame::Finished.write_to(self.out)?;
+        Frame::Finished {
+            deleted: self.summary.deleted,
+        }
+        .write_to(self.out)?;
         self.out.flush()?;
         Ok(())
     }
@@ -473,6 +515,9 @@ impl<'a, W: Write> Receiver<'a, W> {
         let mut incoming = self.incoming.remove(&file).ok_or_else(|| {
             CopyError::Protocol(format!("end of entry {file}, which was not asked for"))
         })?;
+        let matched = incoming.fill_from_basis(self.chunk_size);
+        self.summary.bytes_matched += matched;
+        Progress::add(&self.progress.bytes_done, matched);
         let entry = &self.entries[file as usize];
         let outcome = root.and_then(|root| incoming.verify(root)).and_then(|()| {
             incoming
@@ -616,6 +661,50 @@ impl Incoming {
             self.unjournaled_bytes = 0;
         }
         Ok(())
+    }
+
+    /// Copies from the older file every chunk the sender did not send because it matched;
+    /// the bytes copied. A chunk that no longer matches (the older file changed meanwhile) is
+    /// left missing, and the file fails its check.
+    fn fill_from_basis(&mut self, chunk_size: u32) -> u64 {
+        let missing: Vec<(u32, [u8; 32])> = self
+            .basis
+            .iter()
+            .enumerate()
+            .filter(|&(index, _)| self.hashes[index].is_none())
+            .filter_map(|(index, hash)| Some((index as u32, (*hash)?)))
+            .collect();
+        if missing.is_empty() || self.failed.is_some() {
+            return 0;
+        }
+        let old = match basis::open(&self.final_path) {
+            Ok(old) => old,
+            Err(e) => {
+                self.failed = Some(format!("{}: {e}", self.final_path.display()));
+                return 0;
+            }
+        };
+        let size = self.identity.size;
+        let mut data = vec![0u8; chunk_size as usize];
+        let mut copied = 0;
+        for (index, hash) in missing {
+            let len = chunk_len(size, chunk_size, index) as usize;
+            let data = &mut data[..len];
+            let offset = index as u64 * chunk_size as u64;
+            if old.read_exact_at(data, offset).is_err() || *blake3::hash(data).as_bytes() != hash {
+                self.failed = Some(format!(
+                    "{} changed during the copy (its chunk {index} no longer matches)",
+                    self.final_path.display()
+                ));
+                return copied;
+            }
+            if let Err(e) = self.write(index, hash, data, chunk_size) {
+                self.failed = Some(format!("{}: {e}", self.part_path.display()));
+                return copied;
+            }
+            copied += len as u64;
+        }
+        copied
     }
 
     /// Checks every chunk is present and the digest matches the sender's.

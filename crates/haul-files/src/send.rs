@@ -27,6 +27,9 @@ pub struct SendOptions {
     /// Follow sources that are symlinks (as scp does with its arguments); when off, such a
     /// source is sent as a link, so a server never reads through one.
     pub follow_named_links: bool,
+    /// Mirror: the receiver removes, inside every directory copied, the entries the source
+    /// directory does not have.
+    pub delete: bool,
 }
 
 impl Default for SendOptions {
@@ -35,6 +38,7 @@ impl Default for SendOptions {
             chunk_size: DEFAULT_CHUNK_SIZE,
             no_resume: false,
             follow_named_links: true,
+            delete: false,
         }
     }
 }
@@ -58,6 +62,10 @@ enum Piece {
     Resumed {
         len: u64,
     },
+    /// A chunk the receiver's older file holds already.
+    Matched {
+        len: u64,
+    },
     End {
         file: u32,
         root: [u8; 32],
@@ -75,6 +83,8 @@ struct Job {
     size: u64,
     /// Chunks the receiver holds, and their hashes.
     have: HashMap<u32, [u8; 32]>,
+    /// Chunks of the receiver's older file, and their hashes: sent only where ours differ.
+    basis: HashMap<u32, [u8; 32]>,
 }
 
 /// Sends `sources` over a stream whose halves are `input` (from the receiver) and `output`.
@@ -97,6 +107,7 @@ where
         version: VERSION,
         chunk_size: options.chunk_size,
         no_resume: options.no_resume,
+        delete: options.delete,
     }
     .write_to(&mut out)?;
     for batch in entries.chunks(ENTRIES_PER_FRAME) {
@@ -172,15 +183,19 @@ impl<W: Write> State<'_, W> {
                         file,
                         up_to_date,
                         have,
+                        basis,
                     }) => {
                         wants += 1;
                         if wants > files_total {
                             return Err(CopyError::Protocol("more requests than files".into()));
                         }
-                        jobs += self.on_want(file, up_to_date, have)? as u64;
+                        jobs += self.on_want(file, up_to_date, have, basis)? as u64;
                     }
                     Some(Frame::Done { file, status }) => self.on_done(file, status)?,
-                    Some(Frame::Finished) if end_sent => return Ok(()),
+                    Some(Frame::Finished { deleted }) if end_sent => {
+                        self.summary.deleted = deleted;
+                        return Ok(());
+                    }
                     Some(Frame::Error(message)) => return Err(CopyError::Remote(message)),
                     Some(other) => {
                         return Err(CopyError::Protocol(format!("unexpected {}", name(&other))))
@@ -222,6 +237,11 @@ impl<W: Write> State<'_, W> {
                 Progress::add(&self.progress.bytes_done, len);
                 Ok(false)
             }
+            Piece::Matched { len } => {
+                self.summary.bytes_matched += len;
+                Progress::add(&self.progress.bytes_done, len);
+                Ok(false)
+            }
             Piece::End { file, root } => {
                 Frame::FileEnd { file, root }.write_to(self.out)?;
                 Ok(true)
@@ -239,6 +259,7 @@ impl<W: Write> State<'_, W> {
         file: u32,
         up_to_date: bool,
         have: Vec<(u32, [u8; 32])>,
+        basis: Vec<(u32, [u8; 32])>,
     ) -> Result<bool, CopyError> {
         let source = self
             .manifest
@@ -260,6 +281,7 @@ impl<W: Write> State<'_, W> {
             local: source.local.clone(),
             size,
             have: have.into_iter().collect(),
+            basis: basis.into_iter().collect(),
         };
         self.jobs.send(job).map_err(|_| stopped())?;
         Ok(true)
@@ -290,7 +312,7 @@ fn name(frame: &Frame) -> &'static str {
         Frame::Abandon { .. } => "abandon",
         Frame::Done { .. } => "result",
         Frame::End => "end",
-        Frame::Finished => "finished",
+        Frame::Finished { .. } => "finished",
         Frame::Error(_) => "error",
     }
 }
@@ -354,7 +376,11 @@ fn read_file(
                 .map_err(|_| "stopped".to_string())?;
             continue;
         }
-        tokens.recv().map_err(|_| "stopped".to_string())?;
+        let basis = job.basis.get(&index);
+        if basis.is_none() {
+            // A chunk that will be sent: wait for room ahead of the network before reading.
+            tokens.recv().map_err(|_| "stopped".to_string())?;
+        }
         let mut data = vec![0u8; len];
         file.read_exact_at(&mut data, offset).map_err(|e| {
             format!(
@@ -364,6 +390,15 @@ fn read_file(
         })?;
         let hash = *blake3::hash(&data).as_bytes();
         root.update(&hash);
+        if let Some(theirs) = basis {
+            if *theirs == hash {
+                events
+                    .send(Event::Piece(Piece::Matched { len: len as u64 }))
+                    .map_err(|_| "stopped".to_string())?;
+                continue;
+            }
+            tokens.recv().map_err(|_| "stopped".to_string())?;
+        }
         let piece = Piece::Chunk {
             file: job.file,
             index,

@@ -136,6 +136,16 @@ fn copy(
     dest: &Path,
     cut: Option<u64>,
 ) -> (Result<Summary, CopyError>, Result<Summary, CopyError>) {
+    copy_with(sources, dest, cut, false)
+}
+
+/// [`copy`], mirroring (removing what the sources do not have) if `delete`.
+fn copy_with(
+    sources: &[PathBuf],
+    dest: &Path,
+    cut: Option<u64>,
+    delete: bool,
+) -> (Result<Summary, CopyError>, Result<Summary, CopyError>) {
     let (a, b) = UnixStream::pair().unwrap();
     let dest = dest.to_path_buf();
     let receiver = thread::spawn(move || {
@@ -146,6 +156,7 @@ fn copy(
     });
     let options = SendOptions {
         chunk_size: CHUNK,
+        delete,
         ..SendOptions::default()
     };
     let input = a.try_clone().unwrap();
@@ -283,6 +294,7 @@ fn a_hostile_sender_cannot_write_through_a_symlink_or_outside() {
         version: VERSION,
         chunk_size: CHUNK,
         no_resume: false,
+        delete: false,
     }
     .write_to(&mut w)
     .unwrap();
@@ -321,5 +333,97 @@ fn a_hostile_sender_cannot_write_through_a_symlink_or_outside() {
     // The legitimate file was written without its set-id bits.
     let mode = fs::metadata(dest.join("t/setuid")).unwrap().mode() & 0o7777;
     assert_eq!(mode, 0o755);
+    fs::remove_dir_all(dir).unwrap();
+}
+
+fn set_mtime(path: &Path, secs: u64) {
+    let f = fs::File::options().write(true).open(path).unwrap();
+    f.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(secs))
+        .unwrap();
+}
+
+#[test]
+fn a_changed_file_sends_only_the_chunks_that_differ() {
+    let dir = scratch("delta");
+    let c = CHUNK as usize;
+    let src = dir.join("big.bin");
+    write_file(&src, 8 * c, 5, 0o644, 1_600_000_000);
+    let into = dir.join("into");
+    fs::create_dir(&into).unwrap();
+    copy(std::slice::from_ref(&src), &into, None).1.unwrap();
+
+    // One byte changed in chunk 3 and half a chunk appended: two chunks travel, seven match.
+    let mut data = fs::read(&src).unwrap();
+    data[3 * c + 17] ^= 0xff;
+    data.extend(std::iter::repeat_n(7u8, c / 2));
+    fs::write(&src, &data).unwrap();
+    set_mtime(&src, 1_700_000_000);
+    let (sent, received) = copy(std::slice::from_ref(&src), &into, None);
+    let (sent, received) = (sent.unwrap(), received.unwrap());
+    assert_eq!(sent.failures, vec![]);
+    assert_eq!(
+        (sent.bytes_sent, sent.bytes_matched),
+        ((c + c / 2) as u64, 7 * c as u64)
+    );
+    assert_eq!(
+        (received.bytes_sent, received.bytes_matched),
+        (sent.bytes_sent, sent.bytes_matched)
+    );
+    assert_same_tree(&dir.join("into"), &{
+        let only = dir.join("only");
+        fs::create_dir_all(&only).unwrap();
+        fs::copy(&src, only.join("big.bin")).unwrap();
+        fs::set_permissions(only.join("big.bin"), fs::Permissions::from_mode(0o644)).unwrap();
+        set_mtime(&only.join("big.bin"), 1_700_000_000);
+        only
+    });
+
+    // Truncated inside a chunk: nothing travels, the older file holds every byte.
+    data.truncate(5 * c + c / 3);
+    fs::write(&src, &data).unwrap();
+    set_mtime(&src, 1_700_000_100);
+    let (sent, _) = copy(std::slice::from_ref(&src), &into, None);
+    let sent = sent.unwrap();
+    assert_eq!(
+        (sent.bytes_sent, sent.bytes_matched),
+        (0, data.len() as u64)
+    );
+    assert_eq!(fs::read(into.join("big.bin")).unwrap(), data);
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn mirroring_removes_what_the_source_no_longer_has_and_nothing_else() {
+    let dir = scratch("mirror");
+    let src = dir.join("src");
+    make_tree(&src);
+    let into = dir.join("into");
+    fs::create_dir(&into).unwrap();
+    fs::write(into.join("unrelated"), b"not part of the copy").unwrap();
+    copy_with(std::slice::from_ref(&src), &into, None, true)
+        .1
+        .unwrap();
+
+    // Without mirroring an extra file stays; with it, it goes.
+    fs::write(into.join("src/extra"), b"x").unwrap();
+    copy(std::slice::from_ref(&src), &into, None).1.unwrap();
+    assert!(into.join("src/extra").exists());
+
+    fs::remove_file(src.join("f2")).unwrap();
+    fs::remove_dir_all(src.join("sub/deeper")).unwrap();
+    write_file(&src.join("new"), 10, 1, 0o600, 1_650_000_000);
+    let (sent, received) = copy_with(std::slice::from_ref(&src), &into, None, true);
+    let (sent, received) = (sent.unwrap(), received.unwrap());
+    assert_eq!(received.failures, vec![]);
+    assert_eq!(
+        (sent.deleted, received.deleted),
+        (3, 3),
+        "extra, f2 and sub/deeper"
+    );
+    assert_same_tree(&src, &into.join("src"));
+    assert!(
+        into.join("unrelated").exists(),
+        "outside the copied directories"
+    );
     fs::remove_dir_all(dir).unwrap();
 }
