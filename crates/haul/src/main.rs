@@ -56,7 +56,17 @@ enum Command {
     /// on the far side and hands it a one-time key; the data goes over haul, encrypted and
     /// authenticated, verified with BLAKE3, written under temporary names and renamed into place
     /// when complete. Running the same copy again skips what is there and resumes what is not.
+    #[command(override_usage = copy::COPY_USAGE, after_help = copy::COPY_HELP)]
     Copy(copy::CopyArgs),
+    /// Make the destination's copy of each source identical to it: changed chunks only, and
+    /// what the source no longer has removed.
+    ///
+    /// `haul sync SRC... [USER@]HOST:DST`, the other way round, or with a `haul serve` daemon
+    /// (haul://HOST/MODULE/PATH): `haul copy --delete`. Unchanged files are skipped, changed
+    /// ones travel as the chunks that differ, and inside each directory copied, entries the
+    /// source does not have are deleted.
+    #[command(override_usage = copy::SYNC_USAGE, after_help = copy::SYNC_HELP)]
+    Sync(copy::CopyArgs),
     /// The far side of `haul copy` (started over ssh; not for direct use).
     #[command(hide = true)]
     ServeCopy(copy::ServeCopyArgs),
@@ -118,6 +128,7 @@ fn main() -> ExitCode {
         .init();
     let result = match cli.command {
         Command::Copy(args) => copy::run(args),
+        Command::Sync(args) => copy::sync(args),
         Command::ServeCopy(args) => copy::serve(args),
         Command::Demo(args) => demo::run(args),
         Command::Perf(args) => perf::run(args),

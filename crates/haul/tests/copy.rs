@@ -86,9 +86,14 @@ impl Sshd {
 
     /// `haul copy` with this sshd, the remote haul being this build.
     fn copy(&self, args: &[&str]) -> Command {
+        self.haul("copy", args)
+    }
+
+    /// `haul SUBCOMMAND` (copy or sync) with this sshd, the remote haul being this build.
+    fn haul(&self, subcommand: &str, args: &[&str]) -> Command {
         let mut cmd = Command::new(HAUL);
         cmd.args([
-            "copy",
+            subcommand,
             "--quiet",
             "--ssh-cmd",
             &self.ssh_cmd,
@@ -436,5 +441,54 @@ fn rsync_over_haul_syncs_both_ways_sends_deltas_and_passes_errors_on() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--ssh-cmd"));
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn sync_mirrors_both_ways_and_sends_only_changed_chunks() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(sshd) = Sshd::start() else { return };
+    let dir = scratch("sync");
+    let src = dir.join("src");
+    fs::create_dir_all(src.join("sub")).unwrap();
+    write_file(&src.join("big.bin"), 4 << 20, 11);
+    for name in ["a", "b", "sub/c"] {
+        fs::write(src.join(name), name).unwrap();
+    }
+    let (up, down) = (dir.join("up"), dir.join("down"));
+    fs::create_dir_all(&up).unwrap();
+    fs::create_dir_all(&down).unwrap();
+    let remote = |p: &Path| format!("127.0.0.1:{}", p.display());
+    let sync = |from: &str, to: &str| json(&run_ok(sshd.haul("sync", &["--json", from, to])));
+    let src_arg = src.to_str().unwrap();
+    sync(src_arg, &remote(&up));
+    assert_same_tree(&src, &up.join("src"));
+
+    // One byte changed in the middle of big.bin, a file and a directory gone, one file new.
+    let mut data = fs::read(src.join("big.bin")).unwrap();
+    data[(2 << 20) + 5] ^= 1;
+    fs::write(src.join("big.bin"), &data).unwrap();
+    fs::remove_file(src.join("a")).unwrap();
+    fs::remove_dir_all(src.join("sub")).unwrap();
+    fs::write(src.join("d"), "d").unwrap();
+    let report = sync(src_arg, &remote(&up));
+    assert_eq!(report["deleted"], 2, "{report}");
+    assert_eq!(report["bytes_matched"], 3 << 20, "{report}");
+    assert_eq!(
+        report["bytes_sent"],
+        (1 << 20) + 1,
+        "one chunk and d: {report}"
+    );
+    assert_same_tree(&src, &up.join("src"));
+
+    // Down again into a copy that has something extra.
+    sync(&remote(&up.join("src")), down.to_str().unwrap());
+    fs::write(down.join("src/extra"), "x").unwrap();
+    let report = sync(&remote(&up.join("src")), down.to_str().unwrap());
+    assert_eq!(
+        (report["deleted"].as_u64(), report["bytes_sent"].as_u64()),
+        (Some(1), Some(0))
+    );
+    assert_same_tree(&src, &down.join("src"));
     fs::remove_dir_all(dir).unwrap();
 }

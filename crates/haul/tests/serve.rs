@@ -309,3 +309,36 @@ fn a_full_server_refuses_more_sessions_as_busy_and_serves_again_after() {
     drop(daemon);
     fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn sync_mirrors_into_a_writable_module_and_back() {
+    let dir = scratch("sync");
+    let config = setup(&dir, "");
+    let daemon = Daemon::start(&config, &[]);
+    let bob = dir.join("bob.key");
+    let sync = |args: &[&str]| {
+        let mut cmd = Command::new(HAUL);
+        cmd.args(["sync", "-q", "--json", "--key-file"])
+            .arg(&bob)
+            .args(args);
+        json(&run_ok(cmd))
+    };
+    let local = dir.join("data");
+    sync(&[local.to_str().unwrap(), &daemon.url("inbox")]);
+    assert_same_tree(&local, &dir.join("inbox/data"));
+    fs::remove_file(local.join("sub/small")).unwrap();
+    let report = sync(&[local.to_str().unwrap(), &daemon.url("inbox")]);
+    assert_eq!(report["deleted"], 1, "{report}");
+    assert_same_tree(&local, &dir.join("inbox/data"));
+
+    // Back down, into a copy with an extra file.
+    let down = dir.join("down");
+    fs::create_dir(&down).unwrap();
+    sync(&[&daemon.url("inbox/data"), down.to_str().unwrap()]);
+    fs::write(down.join("data/extra"), b"x").unwrap();
+    let report = sync(&[&daemon.url("inbox/data"), down.to_str().unwrap()]);
+    assert_eq!(report["deleted"], 1, "{report}");
+    assert_same_tree(&local, &down.join("data"));
+    drop(daemon);
+    fs::remove_dir_all(dir).unwrap();
+}

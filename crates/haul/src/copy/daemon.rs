@@ -106,6 +106,7 @@ fn new_request(args: &CopyArgs, op: Op, module: &str, paths: Vec<String>) -> Req
         module: module.to_string(),
         paths,
         no_resume: args.no_resume,
+        delete: args.delete,
     }
 }
 
@@ -185,10 +186,16 @@ fn connect(
 /// Sends `request` and reads the answer; a refusal is an error carrying the server's reason.
 fn ask(stream: &mut Stream, daemon: &DaemonPath, request: &Request) -> Result<Reply> {
     let authority = daemon.authority();
-    request::write(&mut *stream, request)
-        .with_context(|| format!("haul://{authority}: sending the request"))?;
-    let reply: Reply = request::read(&mut *stream)
-        .with_context(|| format!("haul://{authority}: reading the answer"))?;
+    // A server that refuses at once (busy) may close before the request is through: its answer
+    // is still there to read.
+    let sent = request::write(&mut *stream, request);
+    let reply: Reply = match request::read(&mut *stream) {
+        Ok(reply) => reply,
+        Err(e) => {
+            sent.with_context(|| format!("haul://{authority}: sending the request"))?;
+            return Err(e).with_context(|| format!("haul://{authority}: reading the answer"));
+        }
+    };
     if let Some(error) = &reply.error {
         bail!("haul://{authority}: {error}");
     }

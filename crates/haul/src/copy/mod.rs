@@ -20,18 +20,15 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Exit status when some entries could not be copied (the others were).
-pub const EXIT_PARTIAL: u8 = 3;
-/// Exit status when the far side could not be started or reached.
-pub const EXIT_CONNECT: u8 = 4;
+/// `haul copy`'s usage lines.
+pub const COPY_USAGE: &str = "haul copy [OPTIONS] SRC... [USER@]HOST:DST
+       haul copy [OPTIONS] [USER@]HOST:SRC... DST
+       haul copy [OPTIONS] --key-file KEY SRC... haul://HOST[:PORT]/MODULE/DST
+       haul copy [OPTIONS] --key-file KEY haul://HOST[:PORT]/MODULE/SRC... DST
+       haul copy [OPTIONS] --key-file KEY haul://HOST[:PORT]";
 
-#[derive(Args)]
-#[command(override_usage = "haul copy [OPTIONS] SRC... [USER@]HOST:DST\n       \
-                      haul copy [OPTIONS] [USER@]HOST:SRC... DST\n       \
-                      haul copy [OPTIONS] --key-file KEY SRC... haul://HOST[:PORT]/MODULE/DST\n       \
-                      haul copy [OPTIONS] --key-file KEY haul://HOST[:PORT]/MODULE/SRC... DST\n       \
-                      haul copy [OPTIONS] --key-file KEY haul://HOST[:PORT]")]
-#[command(after_help = "\
+/// What `haul copy --help` adds after the options.
+pub const COPY_HELP: &str = "\
 Examples:
   haul copy big.iso server:/data/           one file into a remote directory
   haul copy -r photos me@server:backup/     a tree (directories are always copied recursively)
@@ -44,12 +41,44 @@ How it works: ssh (your config, keys and agent) starts `haul serve-copy` on HOST
 port and prints it with a one-time key over the ssh channel. The data then goes directly over UDP,
 encrypted and authenticated with that key (Noise + AES-GCM/ChaCha20-Poly1305); ssh carries nothing
 else. Every file is verified with BLAKE3, written under a temporary name, synced, and renamed into
-place only when complete; files already present with the same size and mtime are skipped, and an
-interrupted copy resumes where it stopped when run again. With haul://HOST, no ssh is involved: the
-`haul serve` daemon there accepts clients that prove one of its keys (--key-file).
+place only when complete. Files already present with the same size and mtime are skipped; a file
+that changed travels as its changed chunks only (1 MiB chunks compared by hash at the same
+offsets); an interrupted copy resumes where it stopped when run again. With haul://HOST, no ssh is
+involved: the `haul serve` daemon there accepts clients that prove one of its keys (--key-file).
 
 Exit status: 0 all copied; 1 error; 2 usage; 3 some entries failed (listed); 4 the remote side could
-not be started or reached.")]
+not be started or reached.";
+
+/// `haul sync`'s usage lines.
+pub const SYNC_USAGE: &str = "haul sync [OPTIONS] SRC... [USER@]HOST:DST
+       haul sync [OPTIONS] [USER@]HOST:SRC... DST
+       haul sync [OPTIONS] --key-file KEY SRC... haul://HOST[:PORT]/MODULE/DST
+       haul sync [OPTIONS] --key-file KEY haul://HOST[:PORT]/MODULE/SRC... DST";
+
+/// What `haul sync --help` adds after the options.
+pub const SYNC_HELP: &str = "\
+Examples:
+  haul sync photos server:backup/           make server:backup/photos identical to photos
+  haul sync server:/srv/site ./mirror       the other way
+  haul sync --key-file my.key data haul://server/inbox/
+
+What it does: `haul copy --delete`. Each source lands under its own name in DST, as with haul copy;
+files with the same size and mtime are skipped, changed files travel as their changed chunks only
+(1 MiB chunks compared by BLAKE3 at the same offsets: edits in place, appends and truncations are
+cheap; an insertion re-sends what follows it - use `haul rsync` for such files), and every
+directory copied loses what the source directory no longer has. Nothing outside the copied
+directories is touched; symlinks are removed, never followed. Like `rclone sync`, or
+`rsync -a --delete SRC DST/`.
+
+Exit status: 0 in sync; 1 error; 2 usage; 3 some entries failed (listed); 4 the remote side could
+not be started or reached.";
+
+/// Exit status when some entries could not be copied (the others were).
+pub const EXIT_PARTIAL: u8 = 3;
+/// Exit status when the far side could not be started or reached.
+pub const EXIT_CONNECT: u8 = 4;
+
+#[derive(Args)]
 pub struct CopyArgs {
     /// Sources, then the destination. Exactly one side is remote: [USER@]HOST:PATH (over ssh)
     /// or haul://HOST[:PORT]/MODULE/PATH (a `haul serve` daemon); one haul://HOST alone lists
@@ -76,6 +105,10 @@ pub struct CopyArgs {
     /// No progress bar.
     #[arg(long, short = 'q')]
     quiet: bool,
+    /// Mirror: inside each directory copied, remove what the source directory does not have
+    /// (what `haul sync` does).
+    #[arg(long)]
+    delete: bool,
 }
 
 /// What `--json` prints.
@@ -89,7 +122,9 @@ struct Report {
     bytes: u64,
     bytes_sent: u64,
     bytes_resumed: u64,
+    bytes_matched: u64,
     up_to_date: u64,
+    deleted: u64,
     seconds: f64,
     throughput_bps: f64,
     failures: Vec<Failure>,
@@ -101,6 +136,14 @@ struct Report {
 struct Failure {
     path: String,
     error: String,
+}
+
+/// Runs `haul sync`: `haul copy --delete`.
+pub fn sync(args: CopyArgs) -> Result<ExitCode> {
+    run(CopyArgs {
+        delete: true,
+        ..args
+    })
 }
 
 /// Runs `haul copy`.
@@ -163,6 +206,9 @@ pub fn run(args: CopyArgs) -> Result<ExitCode> {
     if args.no_resume {
         remote_args.push("--no-resume".to_string());
     }
+    if args.delete {
+        remote_args.push("--delete".to_string());
+    }
     let congestion = args.remote.policy.factory()?;
 
     let remote_command = bootstrap::remote_command(&remote_args);
@@ -209,7 +255,12 @@ fn copy_over(
         Side::Send(_) => "upload",
         Side::Receive(_) => "download",
     };
-    let result = transfer(stream.try_clone()?, local, args.no_resume, &progress);
+    let options = SendOptions {
+        no_resume: args.no_resume,
+        delete: args.delete,
+        ..SendOptions::default()
+    };
+    let result = transfer(stream.try_clone()?, local, &options, &progress);
     let seconds = started.elapsed().as_secs_f64();
     if let Some(bar) = bar {
         bar.finish();
@@ -238,7 +289,9 @@ fn copy_over(
         bytes: summary.bytes,
         bytes_sent: summary.bytes_sent,
         bytes_resumed: summary.bytes_resumed,
+        bytes_matched: summary.bytes_matched,
         up_to_date: summary.up_to_date,
+        deleted: summary.deleted,
         seconds,
         throughput_bps: summary.bytes_sent as f64 * 8.0 / seconds.max(1e-9),
         failures: summary
@@ -274,18 +327,12 @@ enum Side {
 fn transfer(
     stream: Stream,
     side: Side,
-    no_resume: bool,
+    options: &SendOptions,
     progress: &Arc<Progress>,
 ) -> Result<Summary, CopyError> {
     let input = stream.try_clone()?;
     match side {
-        Side::Send(paths) => {
-            let options = SendOptions {
-                no_resume,
-                ..SendOptions::default()
-            };
-            haul_files::send(input, stream, &paths, &options, progress)
-        }
+        Side::Send(paths) => haul_files::send(input, stream, &paths, options, progress),
         Side::Receive(dest) => haul_files::receive(input, stream, &dest, progress),
     }
 }
@@ -315,12 +362,27 @@ fn print_summary(r: &Report) {
         r.seconds,
         crate::units::rate(r.throughput_bps),
     );
-    if r.bytes_resumed > 0 || r.up_to_date > 0 {
-        println!(
-            "  resumed {} from partial files; {} files already up to date",
-            crate::units::bytes(r.bytes_resumed),
-            r.up_to_date
-        );
+    let mut notes = Vec::new();
+    if r.up_to_date > 0 {
+        notes.push(format!("{} files already up to date", r.up_to_date));
+    }
+    if r.bytes_matched > 0 {
+        notes.push(format!(
+            "{} of changed files already there",
+            crate::units::bytes(r.bytes_matched)
+        ));
+    }
+    if r.bytes_resumed > 0 {
+        notes.push(format!(
+            "{} resumed from partial files",
+            crate::units::bytes(r.bytes_resumed)
+        ));
+    }
+    if r.deleted > 0 {
+        notes.push(format!("{} entries deleted", r.deleted));
+    }
+    if !notes.is_empty() {
+        println!("  {}", notes.join("; "));
     }
     for f in &r.failures {
         eprintln!("haul: {}: {}", f.path, f.error);

@@ -25,6 +25,9 @@ pub struct ServeCopyArgs {
     /// Ignore partial files from earlier attempts.
     #[arg(long)]
     no_resume: bool,
+    /// Mirror (with --send): the receiver removes what the sources do not have.
+    #[arg(long, requires = "send")]
+    delete: bool,
     #[command(flatten)]
     policy: PolicyArgs,
 }
@@ -43,6 +46,7 @@ pub fn run(args: ServeCopyArgs) -> Result<ExitCode> {
         None => {
             let options = SendOptions {
                 no_resume: args.no_resume,
+                delete: args.delete,
                 ..SendOptions::default()
             };
             haul_files::send(input, output, &args.send, &options, &progress)

@@ -39,6 +39,9 @@ pub struct Request {
     /// Ignore partial files of earlier attempts.
     #[serde(default)]
     pub no_resume: bool,
+    /// Download: mirror (the client removes what the module's directories do not have).
+    #[serde(default)]
+    pub delete: bool,
 }
 
 /// A module as listed to a client.
@@ -100,6 +103,7 @@ mod tests {
             module: "data".into(),
             paths: vec!["a/b".into()],
             no_resume: true,
+            delete: false,
         };
         let mut wire = Vec::new();
         write(&mut wire, &request).unwrap();

@@ -36,6 +36,9 @@ pub fn serve(mut stream: Stream, config: &Config, slot: Slot) {
             "the server is busy ({} sessions at once); try again later",
             config.max_connections
         );
+        // Read the request first, so the client is not cut off while sending it.
+        stream.set_read_timeout(Some(REQUEST_TIMEOUT));
+        let _ = request::read::<Request>(&mut stream);
         refuse(&mut stream, &error);
         Err(error)
     };
@@ -43,7 +46,7 @@ pub fn serve(mut stream: Stream, config: &Config, slot: Slot) {
     match outcome {
         Ok((what, summary)) => tracing::info!(
             %peer, key, what, files = summary.files, bytes = summary.bytes_sent,
-            seconds = format!("{seconds:.1}"), "session done"
+            deleted = summary.deleted, seconds = format!("{seconds:.1}"), "session done"
         ),
         Err(error) => tracing::warn!(%peer, key, error, "session failed"),
     }
@@ -79,6 +82,7 @@ fn run(stream: &mut Stream, config: &Config, key: &str) -> Result<(String, Summa
         Plan::Send(sources) => {
             let options = SendOptions {
                 no_resume: request.no_resume,
+                delete: request.delete,
                 follow_named_links: false,
                 ..SendOptions::default()
             };
