@@ -8,8 +8,9 @@ use crate::path::RelPath;
 use std::io::{self, Read, Write};
 use thiserror::Error;
 
-/// Version spoken in [`Frame::Hello`] (2: older destination files as a basis, deletion).
-pub const VERSION: u32 = 2;
+/// Version spoken in [`Frame::Hello`] (3: older destination files as a basis, deletion, dry
+/// runs).
+pub const VERSION: u32 = 3;
 /// Largest frame body accepted (a chunk and its header fit well inside).
 pub const MAX_FRAME: usize = 16 << 20;
 
@@ -26,6 +27,12 @@ pub enum Frame {
         no_resume: bool,
         /// Mirror: remove what the destination's copied directories hold beyond the manifest.
         delete: bool,
+        /// Change nothing: chunks travel without their data, and the receiver only tells what
+        /// it would do.
+        dry_run: bool,
+        /// The sources are the entries of one directory: mirroring covers the destination
+        /// directory itself.
+        contents: bool,
     },
     /// Sender → receiver: the next manifest entries (index = position in the whole manifest).
     Entries(Vec<Entry>),
@@ -79,6 +86,9 @@ pub enum Frame {
     },
     /// Sender → receiver: nothing more will come.
     End,
+    /// Receiver → sender: an entry removed (or, dry, to be removed) because the source does
+    /// not have it; its path below the destination.
+    Deleted(String),
     /// Receiver → sender: every entry is settled; the copy is over.
     Finished {
         /// Entries removed from the destination because the source no longer has them.
@@ -91,8 +101,10 @@ pub enum Frame {
 /// What became of one entry at the receiver.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Status {
-    /// Written, verified, synced and renamed into place.
+    /// Written, verified, synced and renamed into place (created: nothing was there).
     Written,
+    /// Written like [`Status::Written`], replacing an older version.
+    Updated,
     /// Already there (same size and mtime).
     UpToDate,
     /// Not written; the reason.
@@ -121,6 +133,7 @@ const END: u8 = 8;
 const FINISHED: u8 = 9;
 const ERROR: u8 = 10;
 const ABANDON: u8 = 11;
+const DELETED: u8 = 12;
 
 const KIND_FILE: u8 = 0;
 const KIND_DIR: u8 = 1;
@@ -153,11 +166,14 @@ impl Frame {
                 chunk_size,
                 no_resume,
                 delete,
+                dry_run,
+                contents,
             } => {
                 put_u32(b, *version);
                 put_u32(b, *chunk_size);
-                b.push(*no_resume as u8);
-                b.push(*delete as u8);
+                for flag in [no_resume, delete, dry_run, contents] {
+                    b.push(*flag as u8);
+                }
                 HELLO
             }
             Frame::Entries(entries) => {
@@ -208,6 +224,7 @@ impl Frame {
                 match status {
                     Status::Written => b.push(0),
                     Status::UpToDate => b.push(1),
+                    Status::Updated => b.push(3),
                     Status::Failed(why) => {
                         b.push(2);
                         put_str(b, why);
@@ -216,6 +233,10 @@ impl Frame {
                 DONE
             }
             Frame::End => END,
+            Frame::Deleted(path) => {
+                put_str(b, path);
+                DELETED
+            }
             Frame::Finished { deleted } => {
                 b.extend_from_slice(&deleted.to_be_bytes());
                 FINISHED
@@ -255,6 +276,8 @@ impl Frame {
                         chunk_size,
                         no_resume: false,
                         delete: false,
+                        dry_run: false,
+                        contents: false,
                     });
                 }
                 Frame::Hello {
@@ -262,6 +285,8 @@ impl Frame {
                     chunk_size,
                     no_resume: c.flag()?,
                     delete: c.flag()?,
+                    dry_run: c.flag()?,
+                    contents: c.flag()?,
                 }
             }
             ENTRIES => {
@@ -312,6 +337,7 @@ impl Frame {
                 let status = match c.u8()? {
                     0 => Status::Written,
                     1 => Status::UpToDate,
+                    3 => Status::Updated,
                     2 => Status::Failed(c.string()?),
                     _ => return Err(FrameError::Malformed("unknown status")),
                 };
@@ -323,6 +349,7 @@ impl Frame {
             },
             END => Frame::End,
             FINISHED => Frame::Finished { deleted: c.u64()? },
+            DELETED => Frame::Deleted(c.string()?),
             ERROR => Frame::Error(c.string()?),
             _ => return Err(FrameError::Malformed("unknown message type")),
         };
@@ -463,6 +490,8 @@ mod tests {
                 chunk_size: 1 << 20,
                 no_resume: false,
                 delete: true,
+                dry_run: true,
+                contents: false,
             },
             Frame::Entries(vec![
                 entry("d", Kind::Dir),
@@ -503,7 +532,12 @@ mod tests {
                 file: 2,
                 status: Status::UpToDate,
             },
+            Frame::Done {
+                file: 3,
+                status: Status::Updated,
+            },
             Frame::End,
+            Frame::Deleted("gone/file".into()),
             Frame::Finished { deleted: 3 },
             Frame::Error("nope".into()),
         ]

@@ -34,7 +34,7 @@ pub mod path;
 mod recv;
 mod send;
 
-pub use recv::receive;
+pub use recv::{receive, receive_with, ReceiveOptions};
 pub use send::{send, SendOptions};
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -86,6 +86,28 @@ pub struct Summary {
     pub up_to_date: u64,
     /// Entries that could not be copied: path and reason.
     pub failures: Vec<(String, String)>,
+    /// What changed at the destination (or, dry, would change), when asked to itemize.
+    pub changes: Vec<Change>,
+}
+
+/// A change at the destination, for an itemized list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    /// What happened.
+    pub kind: ChangeKind,
+    /// The entry's path below the destination.
+    pub path: String,
+}
+
+/// What happened to an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// Written where nothing was.
+    Created,
+    /// Written over an older version.
+    Updated,
+    /// Removed: the source does not have it.
+    Deleted,
 }
 
 impl Summary {

@@ -41,13 +41,14 @@ impl Expected {
     }
 }
 
-/// Removes from each of `dirs` what `expected` does not list; how many entries went, and each
-/// failure (path, reason).
+/// Removes from each of `dirs` what `expected` does not list (or, `dry`, only finds it); what
+/// went, and each failure (path, reason).
 pub(crate) fn delete_extraneous(
     dirs: &[PathBuf],
     expected: &Expected,
-) -> (u64, Vec<(String, String)>) {
-    let mut deleted = 0;
+    dry: bool,
+) -> (Vec<PathBuf>, Vec<(String, String)>) {
+    let mut deleted = Vec::new();
     let mut failures = Vec::new();
     for dir in dirs {
         let listing = match fs::read_dir(dir) {
@@ -63,6 +64,10 @@ pub(crate) fn delete_extraneous(
                 continue;
             }
             let path = item.path();
+            if dry {
+                deleted.push(path);
+                continue;
+            }
             let removed = match fs::symlink_metadata(&path) {
                 Ok(m) if m.is_dir() => fs::remove_dir_all(&path),
                 Ok(_) => fs::remove_file(&path),
@@ -71,7 +76,7 @@ pub(crate) fn delete_extraneous(
             match removed {
                 Ok(()) => {
                     tracing::debug!(path = %path.display(), "deleted: not in the source");
-                    deleted += 1;
+                    deleted.push(path);
                 }
                 Err(e) => {
                     failures.push((path.display().to_string(), format!("cannot delete: {e}")))

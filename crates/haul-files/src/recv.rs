@@ -6,7 +6,7 @@ use crate::journal::{Identity, Journal};
 use crate::manifest::{Entry, Kind};
 use crate::mirror::{self, Expected};
 use crate::path::RelPath;
-use crate::{CopyError, Progress, Summary};
+use crate::{Change, ChangeKind, CopyError, Progress, Summary};
 use std::collections::{HashMap, HashSet};
 use std::ffi::CString;
 use std::fs::{self, File, OpenOptions};
@@ -38,8 +38,26 @@ pub fn receive<R: Read + Send + 'static, W: Write>(
     dest: &Path,
     progress: &Progress,
 ) -> Result<Summary, CopyError> {
+    receive_with(input, output, dest, &ReceiveOptions::default(), progress)
+}
+
+/// Settings of the receiving side (what to do is the sender's to say: resume, mirror, dry run).
+#[derive(Debug, Clone, Default)]
+pub struct ReceiveOptions {
+    /// Record every change at the destination in [`Summary::changes`].
+    pub itemize: bool,
+}
+
+/// [`receive`], with options.
+pub fn receive_with<R: Read + Send + 'static, W: Write>(
+    input: R,
+    output: W,
+    dest: &Path,
+    options: &ReceiveOptions,
+    progress: &Progress,
+) -> Result<Summary, CopyError> {
     let mut out = BufWriter::with_capacity(64 << 10, output);
-    let result = receive_inner(input, &mut out, dest, progress);
+    let result = receive_inner(input, &mut out, dest, options, progress);
     if let Err(e) = &result {
         // Tell the sender why, if the connection still works.
         if !matches!(e, CopyError::Frame(_) | CopyError::Remote(_)) {
@@ -54,15 +72,20 @@ fn receive_inner<R: Read + Send + 'static, W: Write>(
     mut input: R,
     out: &mut BufWriter<W>,
     dest: &Path,
+    options: &ReceiveOptions,
     progress: &Progress,
 ) -> Result<Summary, CopyError> {
-    let (chunk_size, no_resume, delete) = match Frame::read_from(&mut input)? {
+    let (chunk_size, no_resume, delete, dry_run, contents) = match Frame::read_from(&mut input)? {
         Some(Frame::Hello {
             version: VERSION,
             chunk_size,
             no_resume,
             delete,
-        }) if (4096..=(8 << 20)).contains(&chunk_size) => (chunk_size, no_resume, delete),
+            dry_run,
+            contents,
+        }) if (4096..=(8 << 20)).contains(&chunk_size) => {
+            (chunk_size, no_resume, delete, dry_run, contents)
+        }
         Some(Frame::Hello { version, .. }) if version != VERSION => {
             return Err(CopyError::Protocol(format!(
                 "the sender speaks copy protocol {version}, this haul speaks {VERSION}: install \
@@ -85,6 +108,9 @@ fn receive_inner<R: Read + Send + 'static, W: Write>(
     }
     let mut rx = Receiver::new(out, dest, entries, chunk_size, no_resume, progress)?;
     rx.delete = delete;
+    rx.mirror_root = delete && contents;
+    rx.dry_run = dry_run;
+    rx.itemize = options.itemize;
     let result = rx.plan().and_then(|()| rx.receive_data(&read_ahead(input)));
     if result.is_err() {
         rx.abandon();
@@ -130,13 +156,22 @@ struct Incoming {
     unjournaled_bytes: u64,
     /// Why the file cannot succeed (a bad chunk), reported at its end.
     failed: Option<String>,
+    /// An older version is in place (the outcome is an update, not a creation).
+    replaces: bool,
     /// The partial file was reopened from an earlier attempt.
     resumed: bool,
+}
+
+/// What planning an entry gives: a request to the sender, or the entry's outcome already.
+enum Planned {
+    Want(Frame),
+    Settled(Status),
 }
 
 /// A verified file waiting for its batch to be synced and renamed.
 struct Ready {
     file: u32,
+    replaces: bool,
     part_path: PathBuf,
     final_path: PathBuf,
     journal_path: Option<PathBuf>,
@@ -162,6 +197,12 @@ struct Receiver<'a, W: Write> {
     delete: bool,
     /// Where every entry belongs, for `delete`.
     expected: Expected,
+    /// Mirror the destination directory itself (the sources are a directory's contents).
+    mirror_root: bool,
+    /// Change nothing; tell what would change.
+    dry_run: bool,
+    /// Record the changes in the summary.
+    itemize: bool,
     summary: Summary,
 }
 
@@ -218,6 +259,9 @@ impl<'a, W: Write> Receiver<'a, W> {
             dirs: Vec::new(),
             delete: false,
             expected: Expected::default(),
+            mirror_root: false,
+            dry_run: false,
+            itemize: false,
             summary,
         })
     }
@@ -274,19 +318,19 @@ impl<'a, W: Write> Receiver<'a, W> {
                         self.expected.insert(&target);
                     }
                     match &entry.kind {
-                        Kind::Dir => self.make_dir(&target, &entry).map(|()| None),
-                        Kind::Symlink { target: link } => {
-                            self.make_symlink(&target, link, &entry).map(|()| None)
-                        }
-                        Kind::File { size } => {
-                            self.plan_file(file, &target, *size, &entry).map(Some)
-                        }
+                        Kind::Dir => self.make_dir(&target, &entry).map(Planned::Settled),
+                        Kind::Symlink { target: link } => self
+                            .make_symlink(&target, link, &entry)
+                            .map(Planned::Settled),
+                        Kind::File { size } => self
+                            .plan_file(file, &target, *size, &entry)
+                            .map(Planned::Want),
                     }
                 }
             };
             match outcome {
-                Ok(Some(want)) => want.write_to(self.out)?,
-                Ok(None) => self.done(file, Status::Written)?,
+                Ok(Planned::Want(want)) => want.write_to(self.out)?,
+                Ok(Planned::Settled(status)) => self.done(file, status)?,
                 Err(why) => {
                     if matches!(entry.kind, Kind::File { .. }) {
                         // The sender waits for an answer about every file.
@@ -306,31 +350,54 @@ impl<'a, W: Write> Receiver<'a, W> {
         Ok(())
     }
 
-    fn make_dir(&mut self, target: &Path, entry: &Entry) -> Result<(), String> {
+    /// Creates (or, dry, only checks) a directory: [`Status::Written`] if it was created,
+    /// [`Status::UpToDate`] if it was there.
+    fn make_dir(&mut self, target: &Path, entry: &Entry) -> Result<Status, String> {
         self.check_parents(target)?;
-        match fs::symlink_metadata(target) {
-            Ok(m) if m.file_type().is_dir() => {}
+        let status = match fs::symlink_metadata(target) {
+            Ok(m) if m.file_type().is_dir() => Status::UpToDate,
             Ok(_) => {
                 return Err(format!(
                     "{}: exists and is not a directory",
                     target.display()
                 ))
             }
-            Err(_) => fs::create_dir(target).map_err(|e| format!("{}: {e}", target.display()))?,
-        }
+            Err(_) if self.dry_run => Status::Written,
+            Err(_) => {
+                fs::create_dir(target).map_err(|e| format!("{}: {e}", target.display()))?;
+                Status::Written
+            }
+        };
+        // Dry, a directory that would be created is as good as one for what goes inside it.
         self.safe_dirs.insert(target.to_path_buf());
-        self.dirs
-            .push((target.to_path_buf(), entry.mode, entry.mtime));
-        Ok(())
+        if !(self.dry_run && status == Status::Written) {
+            self.dirs
+                .push((target.to_path_buf(), entry.mode, entry.mtime));
+        }
+        Ok(status)
     }
 
-    fn make_symlink(&mut self, target: &Path, link: &str, entry: &Entry) -> Result<(), String> {
+    /// Creates (or, dry, only checks) a symlink, replacing whatever non-directory is there.
+    fn make_symlink(&mut self, target: &Path, link: &str, entry: &Entry) -> Result<Status, String> {
         self.check_parents(target)?;
+        let status = match fs::symlink_metadata(target) {
+            Ok(m)
+                if m.is_symlink() && fs::read_link(target).is_ok_and(|t| t == Path::new(link)) =>
+            {
+                Status::UpToDate
+            }
+            Ok(_) => Status::Updated,
+            Err(_) => Status::Written,
+        };
+        if self.dry_run {
+            return Ok(status);
+        }
         let temp = part_name(target, "part");
         let _ = fs::remove_file(&temp);
         std::os::unix::fs::symlink(link, &temp).map_err(|e| format!("{}: {e}", temp.display()))?;
         set_symlink_mtime(&temp, entry.mtime);
-        fs::rename(&temp, target).map_err(|e| format!("{}: {e}", target.display()))
+        fs::rename(&temp, target).map_err(|e| format!("{}: {e}", target.display()))?;
+        Ok(status)
     }
 
     fn plan_file(
@@ -341,7 +408,9 @@ impl<'a, W: Write> Receiver<'a, W> {
         entry: &Entry,
     ) -> Result<Frame, String> {
         self.check_parents(target)?;
-        if let Ok(m) = fs::symlink_metadata(target) {
+        let existing = fs::symlink_metadata(target);
+        let replaces = existing.is_ok();
+        if let Ok(m) = existing {
             if m.is_dir() {
                 return Err(format!("{}: exists and is a directory", target.display()));
             }
@@ -408,6 +477,7 @@ impl<'a, W: Write> Receiver<'a, W> {
                 unjournaled_bytes: 0,
                 failed: None,
                 resumed: false,
+                replaces,
             },
         );
         Ok(Frame::Want {
@@ -419,10 +489,21 @@ impl<'a, W: Write> Receiver<'a, W> {
     }
 
     fn done(&mut self, file: u32, status: Status) -> Result<(), CopyError> {
-        if let Status::Failed(why) = &status {
-            let path = self.entries[file as usize].path.to_string();
-            tracing::warn!(%path, "{why}");
-            self.summary.failures.push((path, why.clone()));
+        let path = || self.entries[file as usize].path.to_string();
+        let change = match &status {
+            Status::Failed(why) => {
+                let path = path();
+                tracing::warn!(%path, "{why}");
+                self.summary.failures.push((path, why.clone()));
+                None
+            }
+            Status::UpToDate => None,
+            Status::Written => Some(ChangeKind::Created),
+            Status::Updated => Some(ChangeKind::Updated),
+        };
+        if let Some(kind) = change.filter(|_| self.itemize) {
+            let path = path();
+            self.summary.changes.push(Change { kind, path });
         }
         Progress::add(&self.progress.files_done, 1);
         Frame::Done { file, status }.write_to(self.out)?;
@@ -463,12 +544,11 @@ impl<'a, W: Write> Receiver<'a, W> {
             ));
         }
         if self.delete {
-            let dirs: Vec<PathBuf> = self.dirs.iter().map(|(path, ..)| path.clone()).collect();
-            let (deleted, failures) = mirror::delete_extraneous(&dirs, &self.expected);
-            self.summary.deleted = deleted;
-            self.summary.failures.extend(failures);
+            self.delete_extraneous()?;
         }
-        self.finish_dirs();
+        if !self.dry_run {
+            self.finish_dirs();
+        }
         Frame::Finished {
             deleted: self.summary.deleted,
         }
@@ -489,9 +569,19 @@ impl<'a, W: Write> Receiver<'a, W> {
             CopyError::Protocol(format!("data for entry {file}, which was not asked for"))
         })?;
         let size = incoming.identity.size;
-        if index as usize >= incoming.hashes.len()
-            || data.len() as u64 != chunk_len(size, chunk_size, index)
-        {
+        if index as usize >= incoming.hashes.len() {
+            return Err(CopyError::Protocol(format!(
+                "chunk {index} of entry {file} is beyond its end"
+            )));
+        }
+        let len = chunk_len(size, chunk_size, index);
+        if self.dry_run && data.is_empty() {
+            // Only which chunk would travel.
+            self.summary.bytes_sent += len;
+            incoming.hashes[index as usize] = Some(hash);
+            return Ok(());
+        }
+        if self.dry_run || data.len() as u64 != len {
             return Err(CopyError::Protocol(format!(
                 "chunk {index} of entry {file} has the wrong size"
             )));
@@ -515,6 +605,17 @@ impl<'a, W: Write> Receiver<'a, W> {
         let mut incoming = self.incoming.remove(&file).ok_or_else(|| {
             CopyError::Protocol(format!("end of entry {file}, which was not asked for"))
         })?;
+        let status = if incoming.replaces {
+            Status::Updated
+        } else {
+            Status::Written
+        };
+        if self.dry_run {
+            let matched = incoming.basis_bytes_missing(self.chunk_size);
+            self.summary.bytes_matched += matched;
+            let status = root.map_or_else(Status::Failed, |_| status);
+            return self.done(file, status);
+        }
         let matched = incoming.fill_from_basis(self.chunk_size);
         self.summary.bytes_matched += matched;
         Progress::add(&self.progress.bytes_done, matched);
@@ -532,6 +633,7 @@ impl<'a, W: Write> Receiver<'a, W> {
         let part = incoming.part.take();
         let ready = Ready {
             file,
+            replaces: incoming.replaces,
             part_path: incoming.part_path,
             final_path: incoming.final_path,
             journal_path: incoming.journal.is_some().then_some(incoming.journal_path),
@@ -573,6 +675,31 @@ impl<'a, W: Write> Receiver<'a, W> {
         Ok(())
     }
 
+    /// Mirroring: removes (dry: lists) what the copied directories hold beyond the manifest,
+    /// telling the sender each path.
+    fn delete_extraneous(&mut self) -> Result<(), CopyError> {
+        let mut dirs: Vec<PathBuf> = self.dirs.iter().map(|(path, ..)| path.clone()).collect();
+        // Never the parent of a single entry copied under a new name.
+        if self.mirror_root && self.rename_top.is_none() {
+            dirs.push(self.root.clone());
+        }
+        let (deleted, failures) = mirror::delete_extraneous(&dirs, &self.expected, self.dry_run);
+        self.summary.deleted = deleted.len() as u64;
+        self.summary.failures.extend(failures);
+        for path in deleted {
+            let shown = path.strip_prefix(&self.root).unwrap_or(&path);
+            let shown = shown.to_string_lossy().into_owned();
+            Frame::Deleted(shown.clone()).write_to(self.out)?;
+            if self.itemize {
+                self.summary.changes.push(Change {
+                    kind: ChangeKind::Deleted,
+                    path: shown,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Directory modes and mtimes, deepest first (writing inside a directory changes its mtime).
     fn finish_dirs(&mut self) {
         self.dirs
@@ -587,6 +714,9 @@ impl<'a, W: Write> Receiver<'a, W> {
 
     /// The copy failed: keep what a retry can resume, remove what it cannot.
     fn abandon(&mut self) {
+        if self.dry_run {
+            return;
+        }
         for (_, mut incoming) in self.incoming.drain() {
             if incoming.journal.is_some() {
                 let _ = incoming.make_durable();
@@ -661,6 +791,16 @@ impl Incoming {
             self.unjournaled_bytes = 0;
         }
         Ok(())
+    }
+
+    /// Dry run: the bytes the older file would give (offered chunks the sender would not send).
+    fn basis_bytes_missing(&self, chunk_size: u32) -> u64 {
+        self.basis
+            .iter()
+            .enumerate()
+            .filter(|&(index, hash)| hash.is_some() && self.hashes[index].is_none())
+            .map(|(index, _)| chunk_len(self.identity.size, chunk_size, index as u32))
+            .sum()
     }
 
     /// Copies from the older file every chunk the sender did not send because it matched;
@@ -757,7 +897,11 @@ impl Ready {
                 if let Some(journal) = &self.journal_path {
                     let _ = fs::remove_file(journal);
                 }
-                Status::Written
+                if self.replaces {
+                    Status::Updated
+                } else {
+                    Status::Written
+                }
             }
             Err(e) => Status::Failed(format!("{}: {e}", self.final_path.display())),
         }

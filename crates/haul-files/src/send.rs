@@ -2,7 +2,7 @@
 
 use crate::frame::{Frame, Status, VERSION};
 use crate::manifest::{scan, Kind, Source};
-use crate::{CopyError, Progress, Summary, DEFAULT_CHUNK_SIZE};
+use crate::{Change, ChangeKind, CopyError, Progress, Summary, DEFAULT_CHUNK_SIZE};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
@@ -30,6 +30,13 @@ pub struct SendOptions {
     /// Mirror: the receiver removes, inside every directory copied, the entries the source
     /// directory does not have.
     pub delete: bool,
+    /// Change nothing at the destination; the summary tells what would travel and change.
+    pub dry_run: bool,
+    /// Record every change at the destination in [`Summary::changes`].
+    pub itemize: bool,
+    /// The sources are the entries of one directory (a `haul serve` module's top): with
+    /// `delete`, the destination directory itself is mirrored too.
+    pub sources_are_contents: bool,
 }
 
 impl Default for SendOptions {
@@ -39,6 +46,9 @@ impl Default for SendOptions {
             no_resume: false,
             follow_named_links: true,
             delete: false,
+            dry_run: false,
+            itemize: false,
+            sources_are_contents: false,
         }
     }
 }
@@ -66,6 +76,12 @@ enum Piece {
     Matched {
         len: u64,
     },
+    /// Dry run: a chunk that would be sent.
+    WouldSend {
+        file: u32,
+        index: u32,
+        len: u64,
+    },
     End {
         file: u32,
         root: [u8; 32],
@@ -85,6 +101,8 @@ struct Job {
     have: HashMap<u32, [u8; 32]>,
     /// Chunks of the receiver's older file, and their hashes: sent only where ours differ.
     basis: HashMap<u32, [u8; 32]>,
+    /// Send no data, only which chunks would travel.
+    dry_run: bool,
 }
 
 /// Sends `sources` over a stream whose halves are `input` (from the receiver) and `output`.
@@ -108,6 +126,8 @@ where
         chunk_size: options.chunk_size,
         no_resume: options.no_resume,
         delete: options.delete,
+        dry_run: options.dry_run,
+        contents: options.sources_are_contents,
     }
     .write_to(&mut out)?;
     for batch in entries.chunks(ENTRIES_PER_FRAME) {
@@ -133,6 +153,7 @@ where
         tokens: &tokens,
         summary: &mut summary,
         progress,
+        options,
     };
     let result = state.run(&inbox);
     drop(jobs);
@@ -149,6 +170,7 @@ struct State<'a, W: Write> {
     tokens: &'a SyncSender<()>,
     summary: &'a mut Summary,
     progress: &'a Progress,
+    options: &'a SendOptions,
 }
 
 fn stopped() -> CopyError {
@@ -192,6 +214,14 @@ impl<W: Write> State<'_, W> {
                         jobs += self.on_want(file, up_to_date, have, basis)? as u64;
                     }
                     Some(Frame::Done { file, status }) => self.on_done(file, status)?,
+                    Some(Frame::Deleted(path)) => {
+                        if self.options.itemize {
+                            self.summary.changes.push(Change {
+                                kind: ChangeKind::Deleted,
+                                path,
+                            });
+                        }
+                    }
                     Some(Frame::Finished { deleted }) if end_sent => {
                         self.summary.deleted = deleted;
                         return Ok(());
@@ -242,6 +272,18 @@ impl<W: Write> State<'_, W> {
                 Progress::add(&self.progress.bytes_done, len);
                 Ok(false)
             }
+            Piece::WouldSend { file, index, len } => {
+                self.summary.bytes_sent += len;
+                Progress::add(&self.progress.bytes_done, len);
+                Frame::Chunk {
+                    file,
+                    index,
+                    hash: [0; 32],
+                    data: Vec::new(),
+                }
+                .write_to(self.out)?;
+                Ok(false)
+            }
             Piece::End { file, root } => {
                 Frame::FileEnd { file, root }.write_to(self.out)?;
                 Ok(true)
@@ -282,6 +324,7 @@ impl<W: Write> State<'_, W> {
             size,
             have: have.into_iter().collect(),
             basis: basis.into_iter().collect(),
+            dry_run: self.options.dry_run,
         };
         self.jobs.send(job).map_err(|_| stopped())?;
         Ok(true)
@@ -294,8 +337,17 @@ impl<W: Write> State<'_, W> {
             .map(|s| s.entry.path.to_string())
             .ok_or_else(|| CopyError::Protocol(format!("result for entry {file}")))?;
         Progress::add(&self.progress.files_done, 1);
-        if let Status::Failed(why) = status {
-            self.summary.failures.push((path, why));
+        let kind = match status {
+            Status::Failed(why) => {
+                self.summary.failures.push((path, why));
+                return Ok(());
+            }
+            Status::UpToDate => return Ok(()),
+            Status::Written => ChangeKind::Created,
+            Status::Updated => ChangeKind::Updated,
+        };
+        if self.options.itemize {
+            self.summary.changes.push(Change { kind, path });
         }
         Ok(())
     }
@@ -313,6 +365,7 @@ fn name(frame: &Frame) -> &'static str {
         Frame::Done { .. } => "result",
         Frame::End => "end",
         Frame::Finished { .. } => "finished",
+        Frame::Deleted(_) => "deletion",
         Frame::Error(_) => "error",
     }
 }
@@ -377,6 +430,18 @@ fn read_file(
             continue;
         }
         let basis = job.basis.get(&index);
+        if job.dry_run && basis.is_none() {
+            // Would be sent whatever it holds: no need to read it.
+            let piece = Piece::WouldSend {
+                file: job.file,
+                index,
+                len: len as u64,
+            };
+            events
+                .send(Event::Piece(piece))
+                .map_err(|_| "stopped".to_string())?;
+            continue;
+        }
         if basis.is_none() {
             // A chunk that will be sent: wait for room ahead of the network before reading.
             tokens.recv().map_err(|_| "stopped".to_string())?;
@@ -391,9 +456,20 @@ fn read_file(
         let hash = *blake3::hash(&data).as_bytes();
         root.update(&hash);
         if let Some(theirs) = basis {
-            if *theirs == hash {
+            let piece = if *theirs == hash {
+                Some(Piece::Matched { len: len as u64 })
+            } else if job.dry_run {
+                Some(Piece::WouldSend {
+                    file: job.file,
+                    index,
+                    len: len as u64,
+                })
+            } else {
+                None
+            };
+            if let Some(piece) = piece {
                 events
-                    .send(Event::Piece(Piece::Matched { len: len as u64 }))
+                    .send(Event::Piece(piece))
                     .map_err(|_| "stopped".to_string())?;
                 continue;
             }

@@ -6,7 +6,10 @@
 use haul_files::frame::{Frame, VERSION};
 use haul_files::manifest::{Entry, Kind};
 use haul_files::path::RelPath;
-use haul_files::{receive, send, CopyError, Progress, SendOptions, Summary};
+use haul_files::{
+    receive, receive_with, send, Change, ChangeKind, CopyError, Progress, ReceiveOptions,
+    SendOptions, Summary,
+};
 use rand::{RngCore, SeedableRng};
 use std::fs;
 use std::io::{self, Write};
@@ -136,28 +139,30 @@ fn copy(
     dest: &Path,
     cut: Option<u64>,
 ) -> (Result<Summary, CopyError>, Result<Summary, CopyError>) {
-    copy_with(sources, dest, cut, false)
+    copy_with(sources, dest, cut, SendOptions::default())
 }
 
-/// [`copy`], mirroring (removing what the sources do not have) if `delete`.
+/// [`copy`] with these options (the chunk size is the tests'); the receiver itemizes when the
+/// sender does.
 fn copy_with(
     sources: &[PathBuf],
     dest: &Path,
     cut: Option<u64>,
-    delete: bool,
+    options: SendOptions,
 ) -> (Result<Summary, CopyError>, Result<Summary, CopyError>) {
     let (a, b) = UnixStream::pair().unwrap();
     let dest = dest.to_path_buf();
+    let itemize = options.itemize;
     let receiver = thread::spawn(move || {
         let r = b.try_clone().unwrap();
-        let result = receive(r, &b, &dest, &Progress::default());
+        let options = ReceiveOptions { itemize };
+        let result = receive_with(r, &b, &dest, &options, &Progress::default());
         let _ = b.shutdown(std::net::Shutdown::Both);
         result
     });
     let options = SendOptions {
         chunk_size: CHUNK,
-        delete,
-        ..SendOptions::default()
+        ..options
     };
     let input = a.try_clone().unwrap();
     let output = Cut {
@@ -295,6 +300,8 @@ fn a_hostile_sender_cannot_write_through_a_symlink_or_outside() {
         chunk_size: CHUNK,
         no_resume: false,
         delete: false,
+        dry_run: false,
+        contents: false,
     }
     .write_to(&mut w)
     .unwrap();
@@ -334,6 +341,13 @@ fn a_hostile_sender_cannot_write_through_a_symlink_or_outside() {
     let mode = fs::metadata(dest.join("t/setuid")).unwrap().mode() & 0o7777;
     assert_eq!(mode, 0o755);
     fs::remove_dir_all(dir).unwrap();
+}
+
+fn mirror() -> SendOptions {
+    SendOptions {
+        delete: true,
+        ..SendOptions::default()
+    }
 }
 
 fn set_mtime(path: &Path, secs: u64) {
@@ -400,7 +414,7 @@ fn mirroring_removes_what_the_source_no_longer_has_and_nothing_else() {
     let into = dir.join("into");
     fs::create_dir(&into).unwrap();
     fs::write(into.join("unrelated"), b"not part of the copy").unwrap();
-    copy_with(std::slice::from_ref(&src), &into, None, true)
+    copy_with(std::slice::from_ref(&src), &into, None, mirror())
         .1
         .unwrap();
 
@@ -412,7 +426,7 @@ fn mirroring_removes_what_the_source_no_longer_has_and_nothing_else() {
     fs::remove_file(src.join("f2")).unwrap();
     fs::remove_dir_all(src.join("sub/deeper")).unwrap();
     write_file(&src.join("new"), 10, 1, 0o600, 1_650_000_000);
-    let (sent, received) = copy_with(std::slice::from_ref(&src), &into, None, true);
+    let (sent, received) = copy_with(std::slice::from_ref(&src), &into, None, mirror());
     let (sent, received) = (sent.unwrap(), received.unwrap());
     assert_eq!(received.failures, vec![]);
     assert_eq!(
@@ -425,5 +439,97 @@ fn mirroring_removes_what_the_source_no_longer_has_and_nothing_else() {
         into.join("unrelated").exists(),
         "outside the copied directories"
     );
+    fs::remove_dir_all(dir).unwrap();
+}
+
+/// Every entry below `root`: path, kind, mode, mtime, content or link target.
+fn snapshot(root: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for item in fs::read_dir(&dir).unwrap() {
+            let path = item.unwrap().path();
+            let m = fs::symlink_metadata(&path).unwrap();
+            let what = if m.is_symlink() {
+                format!("link {:?}", fs::read_link(&path).unwrap())
+            } else if m.is_dir() {
+                stack.push(path.clone());
+                "dir".to_string()
+            } else {
+                blake3::hash(&fs::read(&path).unwrap()).to_hex().to_string()
+            };
+            let stamp = format!("{what} {:o} {} {}", m.mode(), m.mtime(), m.mtime_nsec());
+            out.push((path, stamp));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_dry_run_changes_nothing_and_tells_what_a_real_run_does() {
+    let dir = scratch("dry");
+    let c = CHUNK as usize;
+    let src = dir.join("src");
+    make_tree(&src);
+    let into = dir.join("into");
+    fs::create_dir(&into).unwrap();
+    copy(std::slice::from_ref(&src), &into, None).1.unwrap();
+
+    // Changes of every kind: an edited chunk, a new file in a new directory, deletions.
+    let big = src.join("f5");
+    let mut data = fs::read(&big).unwrap();
+    data[c + 1] ^= 1;
+    fs::write(&big, &data).unwrap();
+    set_mtime(&big, 1_700_000_000);
+    fs::create_dir(src.join("fresh")).unwrap();
+    write_file(&src.join("fresh/new"), 2 * c, 3, 0o644, 1_650_000_000);
+    fs::remove_file(src.join("f1")).unwrap();
+    fs::remove_dir_all(src.join("sub/deeper")).unwrap();
+
+    let before = snapshot(&into);
+    let options = |dry_run| SendOptions {
+        delete: true,
+        dry_run,
+        itemize: true,
+        ..SendOptions::default()
+    };
+    let (dry_sent, dry_received) =
+        copy_with(std::slice::from_ref(&src), &into, None, options(true));
+    let (dry_sent, dry_received) = (dry_sent.unwrap(), dry_received.unwrap());
+    assert_eq!(snapshot(&into), before, "a dry run changed the destination");
+
+    let (sent, received) = copy_with(std::slice::from_ref(&src), &into, None, options(false));
+    let (sent, received) = (sent.unwrap(), received.unwrap());
+    assert_same_tree(&src, &into.join("src"));
+    for (dry, real) in [(&dry_sent, &sent), (&dry_received, &received)] {
+        assert_eq!(dry.failures, vec![]);
+        assert_eq!(
+            (dry.bytes_sent, dry.bytes_matched, dry.deleted),
+            (real.bytes_sent, real.bytes_matched, real.deleted)
+        );
+        let mut dry_changes = dry.changes.clone();
+        let mut changes = real.changes.clone();
+        dry_changes.sort_by(|a, b| a.path.cmp(&b.path));
+        changes.sort_by(|a, b| a.path.cmp(&b.path));
+        assert_eq!(dry_changes, changes);
+    }
+    assert_eq!(
+        (sent.bytes_sent, sent.bytes_matched),
+        ((c + 2 * c) as u64, (4 * c + c / 2) as u64)
+    );
+    let kinds = |kind| {
+        let mut paths: Vec<String> = sent
+            .changes
+            .iter()
+            .filter(|ch: &&Change| ch.kind == kind)
+            .map(|ch| ch.path.clone())
+            .collect();
+        paths.sort();
+        paths
+    };
+    assert_eq!(kinds(ChangeKind::Created), ["src/fresh", "src/fresh/new"]);
+    assert!(kinds(ChangeKind::Updated).contains(&"src/f5".to_string()));
+    assert_eq!(kinds(ChangeKind::Deleted), ["src/f1", "src/sub/deeper"]);
     fs::remove_dir_all(dir).unwrap();
 }

@@ -471,6 +471,21 @@ fn sync_mirrors_both_ways_and_sends_only_changed_chunks() {
     fs::remove_file(src.join("a")).unwrap();
     fs::remove_dir_all(src.join("sub")).unwrap();
     fs::write(src.join("d"), "d").unwrap();
+
+    // A dry run says what the real one will do, and does none of it.
+    let out = run_ok(sshd.haul("sync", &["--dry-run", src_arg, &remote(&up)]));
+    let listed = String::from_utf8_lossy(&out.stdout);
+    for line in [
+        "updated  src/big.bin",
+        "deleted  src/a",
+        "deleted  src/sub",
+        "created  src/d",
+    ] {
+        assert!(listed.contains(line), "{line:?} missing from:\n{listed}");
+    }
+    assert!(listed.contains("would send 1.0 MiB"), "{listed}");
+    assert!(up.join("src/a").exists() && !up.join("src/d").exists());
+
     let report = sync(src_arg, &remote(&up));
     assert_eq!(report["deleted"], 2, "{report}");
     assert_eq!(report["bytes_matched"], 3 << 20, "{report}");

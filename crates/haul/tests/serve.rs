@@ -339,6 +339,14 @@ fn sync_mirrors_into_a_writable_module_and_back() {
     let report = sync(&[&daemon.url("inbox/data"), down.to_str().unwrap()]);
     assert_eq!(report["deleted"], 1, "{report}");
     assert_same_tree(&local, &down.join("data"));
+
+    // The whole module into a directory: that directory mirrors the module.
+    let whole = dir.join("whole");
+    fs::create_dir(&whole).unwrap();
+    fs::write(whole.join("stray"), b"x").unwrap();
+    let report = sync(&[&daemon.url("inbox"), whole.to_str().unwrap()]);
+    assert_eq!(report["deleted"], 1, "{report}");
+    assert_same_tree(&dir.join("inbox"), &whole);
     drop(daemon);
     fs::remove_dir_all(dir).unwrap();
 }

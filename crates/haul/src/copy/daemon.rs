@@ -107,6 +107,7 @@ fn new_request(args: &CopyArgs, op: Op, module: &str, paths: Vec<String>) -> Req
         paths,
         no_resume: args.no_resume,
         delete: args.delete,
+        dry_run: args.dry_run,
     }
 }
 

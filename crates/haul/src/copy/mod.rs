@@ -4,6 +4,7 @@
 mod daemon;
 mod location;
 mod progress;
+mod report;
 mod serve;
 
 pub use serve::{run as serve, ServeCopyArgs};
@@ -11,10 +12,10 @@ pub use serve::{run as serve, ServeCopyArgs};
 use crate::bootstrap::{self, RemoteArgs};
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
-use haul_files::{CopyError, Progress, SendOptions, Summary};
+use haul_files::{CopyError, Progress, ReceiveOptions, SendOptions, Summary};
 use haul_net::Stream;
 use location::Location;
-use serde::Serialize;
+use report::Report;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -109,33 +110,13 @@ pub struct CopyArgs {
     /// (what `haul sync` does).
     #[arg(long)]
     delete: bool,
-}
-
-/// What `--json` prints.
-#[derive(Serialize)]
-struct Report {
-    direction: &'static str,
-    remote: String,
-    files: u64,
-    dirs: u64,
-    symlinks: u64,
-    bytes: u64,
-    bytes_sent: u64,
-    bytes_resumed: u64,
-    bytes_matched: u64,
-    up_to_date: u64,
-    deleted: u64,
-    seconds: f64,
-    throughput_bps: f64,
-    failures: Vec<Failure>,
-    retransmitted_packets: u64,
-    rtt_ms: f64,
-}
-
-#[derive(Serialize)]
-struct Failure {
-    path: String,
-    error: String,
+    /// Change nothing: list what would be created, updated and deleted, and how much would
+    /// travel (changed files are still compared chunk by chunk).
+    #[arg(long, short = 'n')]
+    dry_run: bool,
+    /// List every entry created, updated or deleted at the destination.
+    #[arg(long, short = 'i')]
+    itemize: bool,
 }
 
 /// Runs `haul sync`: `haul copy --delete`.
@@ -206,8 +187,10 @@ pub fn run(args: CopyArgs) -> Result<ExitCode> {
     if args.no_resume {
         remote_args.push("--no-resume".to_string());
     }
-    if args.delete {
-        remote_args.push("--delete".to_string());
+    for (set, flag) in [(args.delete, "--delete"), (args.dry_run, "--dry-run")] {
+        if set {
+            remote_args.push(flag.to_string());
+        }
     }
     let congestion = args.remote.policy.factory()?;
 
@@ -258,6 +241,8 @@ fn copy_over(
     let options = SendOptions {
         no_resume: args.no_resume,
         delete: args.delete,
+        dry_run: args.dry_run,
+        itemize: args.itemize || args.dry_run,
         ..SendOptions::default()
     };
     let result = transfer(stream.try_clone()?, local, &options, &progress);
@@ -280,35 +265,11 @@ fn copy_over(
     if let Some(Err(e)) = session.map(|s| s.finish(Duration::from_secs(30))) {
         tracing::warn!("{e:#}");
     }
-    let report = Report {
-        direction,
-        remote: target,
-        files: summary.files,
-        dirs: summary.dirs,
-        symlinks: summary.symlinks,
-        bytes: summary.bytes,
-        bytes_sent: summary.bytes_sent,
-        bytes_resumed: summary.bytes_resumed,
-        bytes_matched: summary.bytes_matched,
-        up_to_date: summary.up_to_date,
-        deleted: summary.deleted,
-        seconds,
-        throughput_bps: summary.bytes_sent as f64 * 8.0 / seconds.max(1e-9),
-        failures: summary
-            .failures
-            .iter()
-            .map(|(path, error)| Failure {
-                path: path.clone(),
-                error: error.clone(),
-            })
-            .collect(),
-        retransmitted_packets: stats.packets_retransmitted,
-        rtt_ms: stats.rtt.as_secs_f64() * 1e3,
-    };
+    let report = Report::new(direction, target, &summary, seconds, &stats, args.dry_run);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print_summary(&report);
+        report.print(args.itemize);
     }
     Ok(if report.failures.is_empty() {
         ExitCode::SUCCESS
@@ -333,7 +294,12 @@ fn transfer(
     let input = stream.try_clone()?;
     match side {
         Side::Send(paths) => haul_files::send(input, stream, &paths, options, progress),
-        Side::Receive(dest) => haul_files::receive(input, stream, &dest, progress),
+        Side::Receive(dest) => {
+            let receive = ReceiveOptions {
+                itemize: options.itemize,
+            };
+            haul_files::receive_with(input, stream, &dest, &receive, progress)
+        }
     }
 }
 
@@ -343,48 +309,5 @@ fn remote_path(path: &str) -> String {
         ".".to_string()
     } else {
         path.to_string()
-    }
-}
-
-fn print_summary(r: &Report) {
-    let verb = if r.direction == "upload" {
-        "sent to"
-    } else {
-        "received from"
-    };
-    println!(
-        "{} files, {} directories, {} symlinks {verb} {}: {} in {:.1} s ({})",
-        r.files,
-        r.dirs,
-        r.symlinks,
-        r.remote,
-        crate::units::bytes(r.bytes_sent),
-        r.seconds,
-        crate::units::rate(r.throughput_bps),
-    );
-    let mut notes = Vec::new();
-    if r.up_to_date > 0 {
-        notes.push(format!("{} files already up to date", r.up_to_date));
-    }
-    if r.bytes_matched > 0 {
-        notes.push(format!(
-            "{} of changed files already there",
-            crate::units::bytes(r.bytes_matched)
-        ));
-    }
-    if r.bytes_resumed > 0 {
-        notes.push(format!(
-            "{} resumed from partial files",
-            crate::units::bytes(r.bytes_resumed)
-        ));
-    }
-    if r.deleted > 0 {
-        notes.push(format!("{} entries deleted", r.deleted));
-    }
-    if !notes.is_empty() {
-        println!("  {}", notes.join("; "));
-    }
-    for f in &r.failures {
-        eprintln!("haul: {}: {}", f.path, f.error);
     }
 }

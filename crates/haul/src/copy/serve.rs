@@ -28,6 +28,9 @@ pub struct ServeCopyArgs {
     /// Mirror (with --send): the receiver removes what the sources do not have.
     #[arg(long, requires = "send")]
     delete: bool,
+    /// With --send: tell the receiver what would travel; it changes nothing.
+    #[arg(long, requires = "send")]
+    dry_run: bool,
     #[command(flatten)]
     policy: PolicyArgs,
 }
@@ -47,6 +50,7 @@ pub fn run(args: ServeCopyArgs) -> Result<ExitCode> {
             let options = SendOptions {
                 no_resume: args.no_resume,
                 delete: args.delete,
+                dry_run: args.dry_run,
                 ..SendOptions::default()
             };
             haul_files::send(input, output, &args.send, &options, &progress)

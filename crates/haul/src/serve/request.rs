@@ -42,6 +42,9 @@ pub struct Request {
     /// Download: mirror (the client removes what the module's directories do not have).
     #[serde(default)]
     pub delete: bool,
+    /// Download: only tell the client what would travel.
+    #[serde(default)]
+    pub dry_run: bool,
 }
 
 /// A module as listed to a client.
@@ -104,6 +107,7 @@ mod tests {
             paths: vec!["a/b".into()],
             no_resume: true,
             delete: false,
+            dry_run: true,
         };
         let mut wire = Vec::new();
         write(&mut wire, &request).unwrap();

@@ -16,7 +16,8 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// What the checks allow.
 enum Plan {
     List(Vec<ModuleInfo>),
-    Send(Vec<PathBuf>),
+    /// The paths, and whether they are the module's top-level entries.
+    Send(Vec<PathBuf>, bool),
     Receive(PathBuf),
 }
 
@@ -79,10 +80,12 @@ fn run(stream: &mut Stream, config: &Config, key: &str) -> Result<(String, Summa
     let output = stream.try_clone().map_err(|e| e.to_string())?;
     let result = match plan {
         Plan::List(_) => Ok(Summary::default()),
-        Plan::Send(sources) => {
+        Plan::Send(sources, contents) => {
             let options = SendOptions {
+                sources_are_contents: contents,
                 no_resume: request.no_resume,
                 delete: request.delete,
+                dry_run: request.dry_run,
                 follow_named_links: false,
                 ..SendOptions::default()
             };
@@ -100,11 +103,18 @@ fn run(stream: &mut Stream, config: &Config, key: &str) -> Result<(String, Summa
 }
 
 fn describe(r: &Request) -> String {
-    match r.op {
-        Op::List => "list".to_string(),
-        Op::Download => format!("download {}/{}", r.module, r.paths.join(",")),
-        Op::Upload => format!("upload {}/{}", r.module, r.paths.join(",")),
+    let op = match r.op {
+        Op::List => return "list".to_string(),
+        Op::Download => "download",
+        Op::Upload => "upload",
+    };
+    let mut what = format!("{op} {}/{}", r.module, r.paths.join(","));
+    for (set, note) in [(r.delete, " (mirror)"), (r.dry_run, " (dry run)")] {
+        if set {
+            what.push_str(note);
+        }
     }
+    what
 }
 
 /// Tells the client why not, and waits (briefly) until it has the message.
@@ -159,6 +169,11 @@ fn check(
     }
     match request.op {
         Op::Download => {
+            // The module's top means its contents (then the destination mirrors the module).
+            let whole = request.paths.iter().all(|p| p.trim_matches('/').is_empty());
+            if whole {
+                return Ok(Plan::Send(top_entries(&module.root)?, true));
+            }
             let mut sources = Vec::new();
             for path in &request.paths {
                 match resolve(module, path)? {
@@ -166,13 +181,14 @@ fn check(
                         return Err(format!("{path}: no such file or directory in {name:?}"))
                     }
                     Some(top) => sources.push(top),
-                    None => sources.extend(top_entries(&module.root)?),
+                    None => {
+                        return Err(format!(
+                            "{path}: the module's top cannot be asked for with other paths"
+                        ))
+                    }
                 }
             }
-            if request.paths.is_empty() {
-                sources.extend(top_entries(&module.root)?);
-            }
-            Ok(Plan::Send(sources))
+            Ok(Plan::Send(sources, false))
         }
         Op::Upload => {
             if module.read_only {
