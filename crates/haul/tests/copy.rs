@@ -460,6 +460,8 @@ fn sync_mirrors_both_ways_and_sends_only_changed_chunks() {
     fs::create_dir_all(&down).unwrap();
     let remote = |p: &Path| format!("127.0.0.1:{}", p.display());
     let sync = |from: &str, to: &str| json(&run_ok(sshd.haul("sync", &["--json", from, to])));
+    let sync_dry =
+        |from: &str, to: &str| json(&run_ok(sshd.haul("sync", &["-n", "--json", from, to])));
     let src_arg = src.to_str().unwrap();
     sync(src_arg, &remote(&up));
     assert_same_tree(&src, &up.join("src"));
@@ -499,6 +501,13 @@ fn sync_mirrors_both_ways_and_sends_only_changed_chunks() {
     // Down again into a copy that has something extra.
     sync(&remote(&up.join("src")), down.to_str().unwrap());
     fs::write(down.join("src/extra"), "x").unwrap();
+    let dry = sync_dry(&remote(&up.join("src")), down.to_str().unwrap());
+    assert_eq!(dry["changes"][0]["path"], "src/extra", "{dry}");
+    assert_eq!(
+        (dry["deleted"].as_u64(), dry["dry_run"].as_bool()),
+        (Some(1), Some(true))
+    );
+    assert!(down.join("src/extra").exists());
     let report = sync(&remote(&up.join("src")), down.to_str().unwrap());
     assert_eq!(
         (report["deleted"].as_u64(), report["bytes_sent"].as_u64()),
