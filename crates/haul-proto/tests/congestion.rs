@@ -643,3 +643,70 @@ fn a_burst_after_small_writes_goes_at_the_path_rate() {
         assert!(took < 1.25 * ideal + 0.05, "seed {seed}: {took:.2} s");
     }
 }
+
+/// A conversation like `haul sync`'s: a small message, a second of silence while the peer works
+/// (it hashes its older file), then a burst of 8 MiB, then bursts of 1 MiB with pauses while the
+/// sender hashes what it need not send. Before the idle restart, the rounds that spanned the
+/// silence measured a few packets per second: startup ended there, and the 8 MiB took over a
+/// minute on a 1 Gbit/s path; the bursts that followed never went faster than the first.
+#[test]
+fn data_after_a_pause_goes_at_the_path_rate() {
+    let seed = 3;
+    let rate = 1_000_000_000u64;
+    let rtt = Duration::from_millis(2);
+    let mut sim: Simulation<Host> = Simulation::new(seed);
+    let now = sim.now();
+    let cfg = config(Arc::new(ModelRateFactory::default()));
+    let (c, s) = (addr("10.0.0.1:1"), addr("10.0.0.2:2"));
+    let ci = sim.add_node(c, Host::new(cfg.clone(), false, seed, now));
+    let si = sim.add_node(s, Host::new(cfg, true, seed + 1, now));
+    sim.set_path(
+        c,
+        s,
+        LinkConfig {
+            queue_bytes: 4 << 20,
+            ..LinkConfig::wan(rate, rtt)
+        },
+    );
+    sim.node_mut(ci).connect(now, s);
+    sim.run_until(rtt * 4, |_| false);
+    sim.node_mut(ci).conn().write(&[1; 1000]).unwrap();
+    sim.run_until(Duration::from_secs(1), |_| false);
+    let ideal = |bytes: usize| {
+        Duration::from_secs_f64(bytes as f64 * 8.0 / (rate as f64 * PAYLOAD_FRACTION))
+    };
+    let send = |sim: &mut Simulation<Host>, bytes: usize| -> Duration {
+        let data = vec![0x5a; bytes];
+        let target = sim.node(si).sink.bytes + bytes as u64;
+        let start = sim.now();
+        let mut written = 0;
+        while sim.node(si).sink.bytes < target {
+            if written < bytes {
+                if let Ok(n) = sim.node_mut(ci).conn().write(&data[written..]) {
+                    written += n;
+                }
+            }
+            sim.run_until(Duration::from_micros(200), |_| false);
+            assert!(sim.now() - start < Duration::from_secs(100), "stalled");
+        }
+        sim.now() - start
+    };
+    let first = send(&mut sim, 8 << 20);
+    eprintln!(
+        "8 MiB after a pause: {first:?} ({:?} at the link rate)",
+        ideal(8 << 20)
+    );
+    assert!(first < ideal(8 << 20) * 2 + rtt * 20, "{first:?}");
+    let mut bursts = Vec::new();
+    for _ in 0..12 {
+        bursts.push(send(&mut sim, 1 << 20));
+        sim.run_until(Duration::from_millis(130), |_| false);
+    }
+    eprintln!(
+        "1 MiB bursts: {bursts:?} ({:?} at the link rate)",
+        ideal(1 << 20)
+    );
+    for took in &bursts[4..] {
+        assert!(*took < ideal(1 << 20) * 2 + rtt * 3, "{bursts:?}");
+    }
+}

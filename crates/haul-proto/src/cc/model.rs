@@ -228,9 +228,10 @@ impl ModelRate {
     fn model_window(&self) -> u32 {
         let bw = self.bandwidth();
         let rtt = (self.base_rtt() + ACK_INTERVAL).as_secs_f64();
-        let window = if bw > 0.0 && self.phase == Phase::Startup {
-            // Startup's own gain: enough to double, no more (its surplus only fills the queue).
-            STARTUP_GAIN * bw * rtt
+        let window = if self.phase == Phase::Startup {
+            // Startup's own gain: enough to double, no more (its surplus only fills the queue);
+            // never below the initial window (the first round may have carried a few packets).
+            STARTUP_GAIN * (bw * rtt).max(INITIAL_WINDOW)
         } else if bw > 0.0 {
             bw * (WINDOW_GAIN * rtt + RECOVERY_ALLOWANCE.as_secs_f64())
         } else {
@@ -295,10 +296,15 @@ impl ModelRate {
 
     fn pacing_pps(&self) -> f64 {
         let bw = self.bandwidth();
-        let rate = if bw > 0.0 {
+        let initial = STARTUP_GAIN * INITIAL_WINDOW / self.base_rtt().as_secs_f64();
+        let rate = if self.phase == Phase::Startup {
+            // No slower than the first round: a conversation's first exchanges (a handshake, a
+            // request) measure a few packets, not the path.
+            (self.gain() * bw).max(initial)
+        } else if bw > 0.0 {
             self.gain() * bw
         } else {
-            STARTUP_GAIN * INITIAL_WINDOW / self.base_rtt().as_secs_f64()
+            initial
         };
         let scale = match self.policy {
             Policy::Fair => 1.0,
@@ -344,7 +350,10 @@ impl ModelRate {
         if elapsed > 0.0 && self.round_acked > 0 {
             let own = self.capped(self.round_acked as f64 / elapsed);
             let slot = &mut self.bw_rounds[self.round];
-            if self.phase == Phase::Startup && !self.receiver_warm {
+            if app_limited {
+                // Time without data to send is in the round: a lower bound, nothing more.
+                *slot = slot.max(own);
+            } else if self.phase == Phase::Startup && !self.receiver_warm {
                 // Only until the receiver's reports are warm (at least half of ours once).
                 self.receiver_warm = self.round_acked >= WARM_PACKETS && *slot >= own * WARM_REPORT;
                 if !self.receiver_warm {
@@ -362,7 +371,14 @@ impl ModelRate {
         self.lost_last_round = self.round_lost > 0;
         let sent = self.largest_sent.saturating_sub(self.sent_at_round_start);
         if elapsed > 0.0 {
-            self.sent_pps = sent as f64 / elapsed;
+            // A round in which the sender ran dry (or sat idle between bursts) understates what
+            // it sends while it has data: that is the pacing rate.
+            let pps = sent as f64 / elapsed;
+            self.sent_pps = if app_limited {
+                pps.max(self.pacing_pps())
+            } else {
+                pps
+            };
             self.sent_at_round_start = self.largest_sent;
         }
         // Unknown counts as a queue: only rounds known to be quiet may excuse their losses.
@@ -557,6 +573,19 @@ impl CongestionControl for ModelRate {
 
     fn on_app_limited(&mut self, _now: Instant) {
         self.app_limited = true;
+    }
+
+    fn on_idle_restart(&mut self, now: Instant) {
+        // The round so far spanned the time the sender sat idle: it ends here, excused, and the
+        // next starts with the sending. Before, a connection whose first data followed a pause
+        // (`haul sync` waits while the far side hashes its older file) measured packets per
+        // pause, left startup at a few packets per second, and took a minute to recover.
+        // Only after running dry: a slow flow with a backlog may have nothing in flight
+        // between two paced packets, and that is no idleness.
+        if self.app_limited {
+            self.next_round(now);
+            self.window = self.model_window();
+        }
     }
 }
 

@@ -1700,8 +1700,12 @@ impl Connection {
                 self.stats.packets_sent += 1;
                 self.stats.bytes_sent += len as u64;
                 if seq == self.send.first_seq() {
-                    // Nothing was outstanding: the retransmission timer starts now.
+                    // Nothing was outstanding: the retransmission timer starts now, and the
+                    // controller learns the sender was idle.
                     self.last_progress = now;
+                    if let Some(cc) = self.cc.as_mut() {
+                        cc.on_idle_restart(now);
+                    }
                 }
             }
             count += 1;
