@@ -21,7 +21,8 @@ pub(crate) fn open(path: &Path) -> std::io::Result<File> {
 }
 
 /// What identifies one state of a file: if none of it changed, neither did the content (a
-/// write changes the ctime).
+/// write changes the mtime and ctime, as finely as the file system keeps them: two writes
+/// within one clock tick of it, the hashing between them, would go unseen).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Version {
     dev: u64,

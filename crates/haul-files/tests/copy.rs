@@ -533,3 +533,67 @@ fn a_dry_run_changes_nothing_and_tells_what_a_real_run_does() {
     assert_eq!(kinds(ChangeKind::Deleted), ["src/f1", "src/sub/deeper"]);
     fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn an_older_file_that_changes_during_the_copy_is_not_trusted() {
+    let dir = scratch("basis-changed");
+    let dest = dir.join("dest");
+    fs::create_dir(&dest).unwrap();
+    let c = CHUNK as usize;
+    write_file(&dest.join("f"), 3 * c, 1, 0o644, 1_600_000_000);
+    let (a, b) = UnixStream::pair().unwrap();
+    let d = dest.clone();
+    let receiver =
+        thread::spawn(move || receive(b.try_clone().unwrap(), &b, &d, &Progress::default()));
+    let (mut w, mut r) = (&a, &a);
+    Frame::Hello {
+        version: VERSION,
+        chunk_size: CHUNK,
+        no_resume: false,
+        delete: false,
+        dry_run: false,
+        contents: false,
+    }
+    .write_to(&mut w)
+    .unwrap();
+    let entry = Entry {
+        path: RelPath::new("f").unwrap(),
+        kind: Kind::File { size: 3 * c as u64 },
+        mode: 0o644,
+        mtime: (1_700_000_000, 0),
+    };
+    Frame::Entries(vec![entry]).write_to(&mut w).unwrap();
+    Frame::EntriesEnd.write_to(&mut w).unwrap();
+    let basis = loop {
+        match Frame::read_from(&mut r).unwrap() {
+            Some(Frame::Want { basis, .. }) => break basis,
+            Some(_) => continue,
+            None => panic!("no request"),
+        }
+    };
+    assert_eq!(basis.len(), 3, "every chunk of the older file is offered");
+    // The older file changes after it was hashed; a sender that finds every chunk the same
+    // sends none of them.
+    let f = fs::OpenOptions::new()
+        .write(true)
+        .open(dest.join("f"))
+        .unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&f, b"changed", c as u64 + 5).unwrap();
+    let changed = fs::read(dest.join("f")).unwrap();
+    let mut root = blake3::Hasher::new();
+    for (_, hash) in &basis {
+        root.update(hash);
+    }
+    let root = *root.finalize().as_bytes();
+    Frame::FileEnd { file: 0, root }.write_to(&mut w).unwrap();
+    Frame::End.write_to(&mut w).unwrap();
+    let summary = receiver.join().unwrap().unwrap();
+    assert_eq!(summary.failures.len(), 1, "{summary:?}");
+    assert!(
+        summary.failures[0].1.contains("changed during the copy"),
+        "{summary:?}"
+    );
+    assert_eq!(fs::read(dest.join("f")).unwrap(), changed, "left as it was");
+    assert!(!dest.join(".f.haul-part").exists());
+    fs::remove_dir_all(dir).unwrap();
+}
