@@ -193,6 +193,23 @@ def table(r, args):
     return "\n".join(rows), ratio
 
 
+def run_in_lab(args, sshd, inner):
+    """Runs the command `inner` in the client namespace of a lab link (args.rate, args.rtt,
+    args.loss) whose server namespace runs `sshd`; the JSON on its last line of output."""
+    cmd = [HAUL, "lab", "link", "--rate", args.rate, "--rtt", args.rtt, "--loss", args.loss,
+           "--server", sshd, "--", *inner]
+    # A namespace may only pick controllers on the host's allowed list (here: reno bbr), so the
+    # run allows cubic too, and puts the list back afterwards.
+    allowed_key = "net.ipv4.tcp_allowed_congestion_control"
+    allowed = sh(["sysctl", "-n", allowed_key]).strip()
+    subprocess.run(["sysctl", "-qw", f"{allowed_key}={allowed} cubic"], check=True)
+    try:
+        out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
+    finally:
+        subprocess.run(["sysctl", "-qw", f"{allowed_key}={allowed}"], check=True)
+    return json.loads(out.strip().splitlines()[-1])
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--rate", default="1G")
@@ -211,20 +228,8 @@ def main():
     ensure("/usr/sbin/sshd", "openssh-server")
     make_data(parse_size(args.big), args.files)
     sshd, ssh = make_sshd()
-    server = sshd
-    cmd = [HAUL, "lab", "link", "--rate", args.rate, "--rtt", args.rtt, "--loss", args.loss,
-           "--server", server, "--", sys.executable, os.path.abspath(__file__), "--inner",
-           "--ssh", ssh, "--limit", str(args.limit)]
-    # A namespace may only pick controllers on the host's allowed list (here: reno bbr), so the
-    # run allows cubic too, and puts the list back afterwards.
-    allowed_key = "net.ipv4.tcp_allowed_congestion_control"
-    allowed = sh(["sysctl", "-n", allowed_key]).strip()
-    subprocess.run(["sysctl", "-qw", f"{allowed_key}={allowed} cubic"], check=True)
-    try:
-        out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
-    finally:
-        subprocess.run(["sysctl", "-qw", f"{allowed_key}={allowed}"], check=True)
-    results = json.loads(out.strip().splitlines()[-1])
+    results = run_in_lab(args, sshd, [sys.executable, os.path.abspath(__file__), "--inner",
+                                      "--ssh", ssh, "--limit", str(args.limit)])
     rows, ratio = table(results, args)
     command = (f"sudo python3 bench/copy.py --rate {args.rate} --rtt {args.rtt} --loss {args.loss}"
                f" --big {args.big} --files {args.files} --limit {args.limit}")

@@ -171,18 +171,9 @@ def main():
     bench.ensure("/usr/sbin/sshd", "openssh-server")
     make_versions(bench.parse_size(args.big), args.files)
     sshd, ssh = bench.make_sshd()
-    cmd = [HAUL, "lab", "link", "--rate", args.rate, "--rtt", args.rtt, "--loss", args.loss,
-           "--server", sshd, "--", sys.executable, os.path.abspath(__file__), "--inner",
-           "--ssh", ssh, "--limit", str(args.limit), "--big", args.big,
-           "--files", str(args.files)]
-    allowed_key = "net.ipv4.tcp_allowed_congestion_control"
-    allowed = bench.sh(["sysctl", "-n", allowed_key]).strip()
-    subprocess.run(["sysctl", "-qw", f"{allowed_key}={allowed} cubic"], check=True)
-    try:
-        out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True).stdout
-    finally:
-        subprocess.run(["sysctl", "-qw", f"{allowed_key}={allowed}"], check=True)
-    results = json.loads(out.strip().splitlines()[-1])
+    results = bench.run_in_lab(args, sshd, [sys.executable, os.path.abspath(__file__), "--inner",
+                                            "--ssh", ssh, "--limit", str(args.limit),
+                                            "--big", args.big, "--files", str(args.files)])
     command = (f"sudo python3 bench/sync.py --rate {args.rate} --rtt {args.rtt} --loss {args.loss}"
                f" --big {args.big} --files {args.files} --limit {args.limit}")
     block = (f"{BEGIN}\nMeasured {datetime.date.today()} on the lab link {args.rate}, {args.rtt} "

@@ -295,16 +295,7 @@ fn a_hostile_sender_cannot_write_through_a_symlink_or_outside() {
     };
     let target = outside.to_string_lossy().into_owned();
     let mut w = &a;
-    Frame::Hello {
-        version: VERSION,
-        chunk_size: CHUNK,
-        no_resume: false,
-        delete: false,
-        dry_run: false,
-        contents: false,
-    }
-    .write_to(&mut w)
-    .unwrap();
+    plain_hello().write_to(&mut w).unwrap();
     Frame::Entries(vec![
         entry("t", Kind::Dir),
         entry("t/escape", Kind::Symlink { target }),
@@ -341,6 +332,18 @@ fn a_hostile_sender_cannot_write_through_a_symlink_or_outside() {
     let mode = fs::metadata(dest.join("t/setuid")).unwrap().mode() & 0o7777;
     assert_eq!(mode, 0o755);
     fs::remove_dir_all(dir).unwrap();
+}
+
+/// The hello of a plain copy, for tests that play the sender by hand.
+fn plain_hello() -> Frame {
+    Frame::Hello {
+        version: VERSION,
+        chunk_size: CHUNK,
+        no_resume: false,
+        delete: false,
+        dry_run: false,
+        contents: false,
+    }
 }
 
 fn mirror() -> SendOptions {
@@ -546,16 +549,7 @@ fn an_older_file_that_changes_during_the_copy_is_not_trusted() {
     let receiver =
         thread::spawn(move || receive(b.try_clone().unwrap(), &b, &d, &Progress::default()));
     let (mut w, mut r) = (&a, &a);
-    Frame::Hello {
-        version: VERSION,
-        chunk_size: CHUNK,
-        no_resume: false,
-        delete: false,
-        dry_run: false,
-        contents: false,
-    }
-    .write_to(&mut w)
-    .unwrap();
+    plain_hello().write_to(&mut w).unwrap();
     let entry = Entry {
         path: RelPath::new("f").unwrap(),
         kind: Kind::File { size: 3 * c as u64 },

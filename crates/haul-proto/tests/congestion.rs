@@ -579,19 +579,27 @@ fn the_rate_comes_back_quickly_after_a_stall() {
     }
 }
 
-/// Time to deliver a burst of `burst` bytes that follows two seconds of bulk sending and then
-/// two seconds of small writes (1 000 bytes every 50 ms, as in a request–response
-/// conversation), over 100 Mbit/s with a 10 ms RTT.
-fn burst_after_small_writes(seed: u64, burst: usize) -> Duration {
-    let rtt = Duration::from_millis(10);
+const RTT_10MS: Duration = Duration::from_millis(10);
+
+/// A simulation with one client connecting to one server over `link`, the default controller at
+/// both ends: the simulation, the client's and the server's node.
+fn one_model_flow(seed: u64, link: LinkConfig) -> (Simulation<Host>, usize, usize) {
     let mut sim: Simulation<Host> = Simulation::new(seed);
     let now = sim.now();
     let cfg = config(Arc::new(ModelRateFactory::default()));
     let (c, s) = (addr("10.0.0.1:1"), addr("10.0.0.2:2"));
     let ci = sim.add_node(c, Host::new(cfg.clone(), false, seed, now));
     let si = sim.add_node(s, Host::new(cfg, true, seed + 1, now));
-    sim.set_path(c, s, LinkConfig::wan(100_000_000, rtt));
+    sim.set_path(c, s, link);
     sim.node_mut(ci).connect(now, s);
+    (sim, ci, si)
+}
+
+/// Time to deliver a burst of `burst` bytes that follows two seconds of bulk sending and then
+/// two seconds of small writes (1 000 bytes every 50 ms, as in a request–response
+/// conversation), over 100 Mbit/s with a 10 ms RTT.
+fn burst_after_small_writes(seed: u64, burst: usize) -> Duration {
+    let (mut sim, ci, si) = one_model_flow(seed, LinkConfig::wan(100_000_000, RTT_10MS));
     sim.run_until(Duration::from_millis(100), |_| false);
     let data = vec![0x5a; 1 << 20];
     // Writes what the connection takes of `left` bytes; returns how many it took.
@@ -651,24 +659,13 @@ fn a_burst_after_small_writes_goes_at_the_path_rate() {
 /// minute on a 1 Gbit/s path; the bursts that followed never went faster than the first.
 #[test]
 fn data_after_a_pause_goes_at_the_path_rate() {
-    let seed = 3;
     let rate = 1_000_000_000u64;
     let rtt = Duration::from_millis(2);
-    let mut sim: Simulation<Host> = Simulation::new(seed);
-    let now = sim.now();
-    let cfg = config(Arc::new(ModelRateFactory::default()));
-    let (c, s) = (addr("10.0.0.1:1"), addr("10.0.0.2:2"));
-    let ci = sim.add_node(c, Host::new(cfg.clone(), false, seed, now));
-    let si = sim.add_node(s, Host::new(cfg, true, seed + 1, now));
-    sim.set_path(
-        c,
-        s,
-        LinkConfig {
-            queue_bytes: 4 << 20,
-            ..LinkConfig::wan(rate, rtt)
-        },
-    );
-    sim.node_mut(ci).connect(now, s);
+    let link = LinkConfig {
+        queue_bytes: 4 << 20,
+        ..LinkConfig::wan(rate, rtt)
+    };
+    let (mut sim, ci, si) = one_model_flow(3, link);
     sim.run_until(rtt * 4, |_| false);
     sim.node_mut(ci).conn().write(&[1; 1000]).unwrap();
     sim.run_until(Duration::from_secs(1), |_| false);

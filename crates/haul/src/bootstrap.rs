@@ -188,9 +188,26 @@ pub fn connect(
 ) -> Result<(Session, Stream)> {
     let (session, announced) = start(ssh_cmd, target, remote_command)?;
     let peer = peer_address(host, &announced)?;
+    match dial(peer, announced.key, congestion)? {
+        Ok(stream) => Ok((session, stream)),
+        Err(e) => {
+            // A far side that failed has said why on stderr: give ssh a moment to pass it on.
+            let _ = session.exit_status(FAILED_FAR_SIDE);
+            bail!(connect_error(target, peer, e))
+        }
+    }
+}
+
+/// Connects to `peer` in the `haul` dialect with `key`, from a fresh local port of the same
+/// address family; the outer error is local (no port), the inner one the connection's.
+pub fn dial(
+    peer: SocketAddr,
+    key: PresharedKey,
+    congestion: Arc<dyn CongestionControlFactory>,
+) -> Result<Result<Stream, NetError>> {
     let config = NetConfig {
         connection: ConnectionConfig {
-            dialect: Dialect::Haul(announced.key),
+            dialect: Dialect::Haul(key),
             congestion,
             ..ConnectionConfig::default()
         },
@@ -204,14 +221,7 @@ pub fn connect(
     .parse()
     .expect("literal address");
     let endpoint = Endpoint::bind(local, config).context("binding a local UDP port")?;
-    match endpoint.connect(peer) {
-        Ok(stream) => Ok((session, stream)),
-        Err(e) => {
-            // A far side that failed has said why on stderr: give ssh a moment to pass it on.
-            let _ = session.exit_status(FAILED_FAR_SIDE);
-            bail!(connect_error(target, peer, e))
-        }
-    }
+    Ok(endpoint.connect(peer))
 }
 
 /// Where to send UDP: the address ssh reached (reported by the far side), else the host name.

@@ -6,10 +6,7 @@ use super::{copy_over, local_paths, CopyArgs, Side, EXIT_CONNECT};
 use crate::keys::read_key_file;
 use crate::serve::request::{self, Op, Reply, Request};
 use anyhow::{anyhow, bail, Context, Result};
-use haul_net::{
-    CloseReason, CongestionControlFactory, ConnectionConfig, Dialect, Endpoint, NetConfig,
-    NetError, PresharedKey, Stream,
-};
+use haul_net::{CloseReason, CongestionControlFactory, NetError, PresharedKey, Stream};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::Path;
 use std::process::ExitCode;
@@ -147,23 +144,7 @@ fn connect(
         .with_context(|| format!("{}: cannot resolve the host name", daemon.host))?
         .next()
         .ok_or_else(|| anyhow!("{}: the host name has no address", daemon.host))?;
-    let config = NetConfig {
-        connection: ConnectionConfig {
-            dialect: Dialect::Haul(key),
-            congestion,
-            ..ConnectionConfig::default()
-        },
-        ..NetConfig::default()
-    };
-    let local: SocketAddr = if peer.is_ipv6() {
-        "[::]:0"
-    } else {
-        "0.0.0.0:0"
-    }
-    .parse()
-    .expect("literal address");
-    let endpoint = Endpoint::bind(local, config).context("binding a local UDP port")?;
-    endpoint.connect(peer).map_err(|e| match e {
+    crate::bootstrap::dial(peer, key, congestion)?.map_err(|e| match e {
         NetError::Connect {
             reason: CloseReason::ConnectTimeout,
             ..
