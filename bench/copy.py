@@ -210,18 +210,23 @@ def run_in_lab(args, sshd, inner):
     return json.loads(out.strip().splitlines()[-1])
 
 
-def main():
+def parse_args(limit):
+    """The options both copy benchmarks take; `limit` is the default of --limit (seconds)."""
     p = argparse.ArgumentParser()
     p.add_argument("--rate", default="1G")
     p.add_argument("--rtt", default="100ms")
     p.add_argument("--loss", default="1%")
     p.add_argument("--big", default="2G")
     p.add_argument("--files", type=int, default=10000)
-    p.add_argument("--limit", type=int, default=60)
+    p.add_argument("--limit", type=int, default=limit)
     p.add_argument("--no-write", action="store_true")
     p.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--ssh", help=argparse.SUPPRESS)
-    args = p.parse_args()
+    return p.parse_args()
+
+
+def main():
+    args = parse_args(60)
     if args.inner:
         return inner(args)
     ensure("rsync", "rsync")

@@ -12,7 +12,6 @@ the SYNC markers. Not a test: it measures.
     sudo python3 bench/sync.py [--rate 1G --rtt 100ms --loss 1%] [--big 2G] [--files 10000]
                                [--limit 120] [--no-write]
 """
-import argparse
 import datetime
 import hashlib
 import importlib.util
@@ -154,17 +153,7 @@ def table(r, args):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--rate", default="1G")
-    p.add_argument("--rtt", default="100ms")
-    p.add_argument("--loss", default="1%")
-    p.add_argument("--big", default="2G")
-    p.add_argument("--files", type=int, default=10000)
-    p.add_argument("--limit", type=int, default=120)
-    p.add_argument("--no-write", action="store_true")
-    p.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
-    p.add_argument("--ssh", help=argparse.SUPPRESS)
-    args = p.parse_args()
+    args = bench.parse_args(120)
     if args.inner:
         return inner(args)
     bench.ensure("rsync", "rsync")
