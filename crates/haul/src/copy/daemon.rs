@@ -187,19 +187,8 @@ fn ask(stream: &mut Stream, daemon: &DaemonPath, request: &Request) -> Result<Re
 /// Prints the modules a daemon offers this key.
 fn print_modules(reply: &Reply, daemon: &DaemonPath, json: bool) -> Result<()> {
     if json {
-        let modules: Vec<_> = reply
-            .modules
-            .iter()
-            .map(|m| {
-                serde_json::json!({
-                    "name": m.name, "comment": m.comment, "read_only": m.read_only
-                })
-            })
-            .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({ "modules": modules }))?
-        );
+        let listing = serde_json::json!({ "modules": reply.modules });
+        println!("{}", serde_json::to_string_pretty(&listing)?);
         return Ok(());
     }
     if reply.modules.is_empty() {
