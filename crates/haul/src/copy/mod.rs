@@ -69,7 +69,8 @@ files with the same size and mtime are skipped, changed files travel as their ch
 cheap; an insertion re-sends what follows it - use `haul rsync` for such files), and every
 directory copied loses what the source directory no longer has. Nothing outside the copied
 directories is touched; symlinks are removed, never followed. Like `rclone sync`, or
-`rsync -a --delete SRC DST/`.
+`rsync -a --delete SRC DST/`. A whole daemon module (haul://HOST/MODULE) lands as its contents,
+so DST itself becomes a mirror of the module: try --dry-run first.
 
 Exit status: 0 in sync; 1 error; 2 usage; 3 some entries failed (listed); 4 the remote side could
 not be started or reached.";
