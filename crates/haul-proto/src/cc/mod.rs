@@ -93,9 +93,9 @@ pub trait CongestionControl: Send + fmt::Debug {
     /// The sender ran out of data while the pacer and the windows would have let it send: what
     /// is delivered now measures the application, not the path.
     fn on_app_limited(&mut self, _now: Instant) {}
-    /// A new packet leaves with nothing in flight: the sender had run dry and sat idle, and
-    /// sends again.
-    fn on_idle_restart(&mut self, _now: Instant) {}
+    /// A new packet leaves with nothing in flight: the sender had run dry and sat idle for
+    /// `idle` (since its previous packet), and sends again.
+    fn on_idle_restart(&mut self, _now: Instant, _idle: Duration) {}
     /// Whether a packet reported missing again after its retransmission should go out twice.
     /// Worth it only where losses are random, not congestion: there a second copy costs a
     /// fraction of the retransmissions, while another lost copy holds the cumulative ACK —

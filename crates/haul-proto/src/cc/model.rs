@@ -339,7 +339,11 @@ impl ModelRate {
         // it neither ages the bandwidth filter nor counts towards leaving startup or probing
         // (a request–response conversation like rsync's otherwise paced its next burst at the
         // trickle of the last exchange — seconds for 64 KiB on loopback).
-        let app_limited = std::mem::take(&mut self.app_limited);
+        // Unless a queue stood all through it: then the path was the limit after all (a
+        // receiver short of CPU queues in its socket buffer while the sender's writer, on the
+        // same cores, falls behind now and then too).
+        let app_limited =
+            std::mem::take(&mut self.app_limited) && self.queue_standing() != Some(true);
         // In startup, the sender's own delivery sample too: what this round's ACKs acknowledged,
         // per second. A UDT4 receiver's estimator starts at one packet per second and needs a
         // few rounds to warm up. Later the receiver's reports alone count: when a hole fills, the
@@ -575,14 +579,19 @@ impl CongestionControl for ModelRate {
         self.app_limited = true;
     }
 
-    fn on_idle_restart(&mut self, now: Instant) {
+    fn on_idle_restart(&mut self, now: Instant, idle: Duration) {
         // The round so far spanned the time the sender sat idle: it ends here, excused, and the
         // next starts with the sending. Before, a connection whose first data followed a pause
         // (`haul sync` waits while the far side hashes its older file) measured packets per
         // pause, left startup at a few packets per second, and took a minute to recover.
         // Only after running dry: a slow flow with a backlog may have nothing in flight
         // between two paced packets, and that is no idleness.
-        if self.app_limited {
+        // And only after a pause of a round or more: a sender that keeps running dry for
+        // moments (on loopback the writer often falls behind the pacer for tens of
+        // microseconds) otherwise cut rounds of a fraction of a millisecond, each an
+        // over-read burst that raised the estimate, and start-up never ended (3 × the
+        // receiver's rate; a tenth of the packets were lost from its socket buffer).
+        if self.app_limited && idle >= self.round_length() {
             self.next_round(now);
             self.window = self.model_window();
         }
@@ -870,6 +879,40 @@ mod tests {
         // The RTT doubles and 10 % is lost: only what arrives counts, for ten rounds and more.
         feed(&mut cc, &mut t, 12, 6_000, 100, 50);
         assert!(cc.bandwidth() < 6_100.0, "{}", cc.bandwidth());
+    }
+
+    #[test]
+    fn only_a_pause_of_a_round_restarts_one() {
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+        feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+        let started = cc.round_start;
+        // Ran dry for 100 µs (a writer a moment behind the pacer): the round goes on.
+        t += Duration::from_millis(1);
+        cc.on_app_limited(t);
+        cc.on_idle_restart(t, Duration::from_micros(100));
+        assert_eq!(cc.round_start, started);
+        // Silent for a whole round (a peer hashing its file): a new round starts with the data.
+        t += Duration::from_millis(100);
+        cc.on_idle_restart(t, Duration::from_millis(100));
+        assert_eq!(cc.round_start, t);
+    }
+
+    #[test]
+    fn a_standing_queue_is_drained_even_when_the_sender_runs_dry() {
+        // A receiver short of CPU queues in its socket buffer while the sender's writer, on the
+        // same cores, falls behind now and then: the queue is the path's, and it is drained.
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+        feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+        for _ in 0..3 * 5 {
+            t += Duration::from_millis(10);
+            cc.on_app_limited(t);
+            cc.on_ack(t, &ack(10_000, 100, cc.largest_sent + 100));
+        }
+        assert!(cc.draining_queue);
+        let pps = 1.0 / cc.pacing_period().as_secs_f64();
+        assert!(pps <= DRAIN_QUEUE_GAIN * cc.bandwidth() + 1.0, "{pps}");
     }
 
     #[test]

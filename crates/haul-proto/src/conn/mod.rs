@@ -1704,7 +1704,7 @@ impl Connection {
                     // controller learns the sender was idle.
                     self.last_progress = now;
                     if let Some(cc) = self.cc.as_mut() {
-                        cc.on_idle_restart(now);
+                        cc.on_idle_restart(now, now.saturating_duration_since(self.last_sent));
                     }
                 }
             }
