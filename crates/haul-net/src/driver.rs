@@ -1,11 +1,11 @@
 //! The endpoint: one socket, its connections, and the I/O thread that drives them.
 
-use crate::socket::{IoScratch, Offloads, Outgoing, UdpSocket, BATCH, MAX_RECV, MAX_SEND};
+use crate::recv_pool::RecvPool;
+use crate::socket::{IoScratch, Offloads, Outgoing, UdpSocket, BATCH, MAX_SEND};
 use crate::stream::Stream;
+use bytes::Bytes;
 use haul_proto::secure::PresharedKey;
-use haul_proto::{
-    CloseReason, Connection, ConnectionConfig, DatagramEvent, EndpointConfig, Piece, ReadInto,
-};
+use haul_proto::{CloseReason, Connection, ConnectionConfig, DatagramEvent, EndpointConfig, Piece};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::VecDeque;
 use std::io;
@@ -135,8 +135,6 @@ pub(crate) struct Inner {
     accept_queue: VecDeque<u32>,
     /// Connections whose application handle is gone: removed once drained.
     released: FxHashSet<u32>,
-    /// Reads blocked for data, by connection: what arrives in order goes straight to them.
-    pub(crate) readers: FxHashMap<u32, WaitingRead>,
     listen: bool,
 }
 
@@ -168,21 +166,6 @@ impl Shared {
     }
 }
 
-/// The buffer of an application read that is blocked waiting for data. Registered under the
-/// lock just before the reader waits and taken back under the lock as soon as it wakes; in
-/// between only the I/O thread touches the memory (under the lock), so the pointer is valid and
-/// the buffer has one user at a time.
-pub(crate) struct WaitingRead {
-    pub(crate) ptr: *mut u8,
-    pub(crate) len: usize,
-    /// Bytes the I/O thread has put there.
-    pub(crate) filled: usize,
-}
-
-// SAFETY: see the type's documentation — the buffer outlives its registration and is used by
-// one thread at a time, each access ordered by the endpoint's lock.
-unsafe impl Send for WaitingRead {}
-
 /// One UDP socket and its connections. Cheap to share: clone the handles it returns.
 pub struct Endpoint {
     shared: Arc<Shared>,
@@ -213,7 +196,6 @@ impl Endpoint {
                 conns: FxHashMap::default(),
                 accept_queue: VecDeque::new(),
                 released: FxHashSet::default(),
-                readers: FxHashMap::default(),
                 listen: config.listen,
             }),
             cond: Condvar::new(),
@@ -426,8 +408,9 @@ const NO_CONNECTION: u32 = u32::MAX;
 /// transmits and send them, then sleep until the next event. The send holds the lock because
 /// payloads go to the kernel straight from the send buffers; receiving and sleeping do not.
 fn io_loop(shared: Arc<Shared>) {
-    let mut pool = vec![0u8; BATCH * MAX_RECV];
+    let mut pool = RecvPool::default();
     let mut received = Vec::with_capacity(BATCH);
+    let mut datagrams: Vec<(SocketAddr, Bytes, Option<usize>)> = Vec::with_capacity(BATCH);
     let mut tx = TxQueue::default();
     let mut scratch = Vec::new();
     let mut io = IoScratch::default();
@@ -442,19 +425,27 @@ fn io_loop(shared: Arc<Shared>) {
                 received.clear();
             }
         }
+        // Outside the lock: only small messages are copied here (see RecvPool).
+        datagrams.clear();
+        datagrams.extend(
+            received
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (r.from, pool.take(i, r.len), r.segment)),
+        );
         let (timeout, exit) = {
             let mut guard = shared.lock();
             let inner = &mut *guard;
             let now = Instant::now();
-            let mut handed = false;
-            for (i, r) in received.iter().enumerate() {
-                let slot = &pool[i * MAX_RECV..i * MAX_RECV + r.len];
-                for datagram in slot.chunks(r.segment.unwrap_or(r.len).max(1)) {
-                    handed |= dispatch(inner, now, r.from, datagram, &mut scratch, &mut tx);
+            for (from, message, segment) in &datagrams {
+                let step = segment.unwrap_or(message.len()).max(1);
+                for start in (0..message.len()).step_by(step) {
+                    let datagram = message.slice(start..(start + step).min(message.len()));
+                    dispatch(inner, now, *from, &datagram, &mut scratch, &mut tx);
                 }
             }
             let now = Instant::now();
-            let mut notify = handed;
+            let mut notify = false;
             for (id, conn) in inner.conns.iter_mut() {
                 if conn.poll_timeout().is_some_and(|t| t <= now) {
                     conn.handle_timeout(now);
@@ -486,32 +477,20 @@ fn io_loop(shared: Arc<Shared>) {
     }
 }
 
-/// Routes one datagram; true when it went straight into a waiting read's buffer.
+/// Routes one datagram: to its connection, to the endpoint's answers, or to the accept queue.
 fn dispatch(
     inner: &mut Inner,
     now: Instant,
     from: SocketAddr,
-    datagram: &[u8],
+    datagram: &Bytes,
     scratch: &mut Vec<u8>,
     tx: &mut TxQueue,
-) -> bool {
+) {
     match inner.endpoint.handle(now, from, datagram, scratch) {
         Some(DatagramEvent::Connection(id)) => {
-            let Some(conn) = inner.conns.get_mut(&id) else {
-                return false;
-            };
-            let Some(read) = inner.readers.get_mut(&id) else {
-                conn.handle_datagram(now, from, datagram);
-                return false;
-            };
-            // SAFETY: a registered buffer is valid and its reader is waiting (see WaitingRead);
-            // the lock held here orders this access with the reader's.
-            let buf = unsafe { std::slice::from_raw_parts_mut(read.ptr, read.len) };
-            let mut into = ReadInto::new(buf, read.filled);
-            conn.handle_datagram_into(now, from, datagram, &mut into);
-            let handed = into.filled() > read.filled;
-            read.filled = into.filled();
-            return handed;
+            if let Some(conn) = inner.conns.get_mut(&id) {
+                conn.handle_datagram_bytes(now, from, datagram);
+            }
         }
         Some(DatagramEvent::NewConnection(id, conn)) => {
             inner.conns.insert(id, *conn);
@@ -524,7 +503,6 @@ fn dispatch(
         }
         None => {}
     }
-    false
 }
 
 /// Drops connections that ended, sent everything, and have no application handle.

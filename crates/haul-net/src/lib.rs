@@ -49,6 +49,7 @@
 #![warn(missing_docs)]
 
 mod driver;
+mod recv_pool;
 mod socket;
 mod stream;
 

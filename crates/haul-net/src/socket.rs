@@ -2,6 +2,7 @@
 //! batch of equal-size datagrams (UDP GSO on send, GRO on receive). Offloads are detected at run
 //! time; a GSO send the kernel refuses switches the socket to one datagram per message for good.
 
+use crate::recv_pool::RecvPool;
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use std::io;
 use std::io::IoSlice;
@@ -32,6 +33,7 @@ pub struct Offloads {
 }
 
 /// One received message: a datagram, or several of `segment` bytes each (the last may be short).
+/// Message `i` of a batch is in slot `i` of the [`RecvPool`].
 #[derive(Debug, Clone, Copy)]
 pub struct Received {
     /// Sender.
@@ -257,27 +259,20 @@ impl UdpSocket {
         }
     }
 
-    /// Receives up to `BATCH` messages into `pool` (`BATCH` slots of [`MAX_RECV`] bytes) with one
-    /// system call. Returns `WouldBlock` when nothing is waiting.
+    /// Receives up to `BATCH` messages into `pool` with one system call; take each with
+    /// [`RecvPool::take`]. Returns `WouldBlock` when nothing is waiting.
     pub fn recv_many(
         &self,
-        pool: &mut [u8],
+        pool: &mut RecvPool,
         out: &mut Vec<Received>,
         scratch: &mut IoScratch,
     ) -> io::Result<()> {
         out.clear();
-        let slots = (pool.len() / MAX_RECV).min(BATCH);
         let bufs = &mut scratch.mmsg;
         // Every vector gets its final length before any pointer into it is taken.
         bufs.iovs.clear();
-        bufs.iovs.extend(
-            pool.chunks_mut(MAX_RECV)
-                .take(slots)
-                .map(|slot| libc::iovec {
-                    iov_base: slot.as_mut_ptr() as *mut libc::c_void,
-                    iov_len: slot.len(),
-                }),
-        );
+        bufs.iovs.extend(pool.iovecs());
+        let slots = bufs.iovs.len();
         // SAFETY: sockaddr_storage is plain data.
         bufs.names.resize(slots, unsafe { std::mem::zeroed() });
         bufs.controls.clear();
@@ -515,7 +510,7 @@ mod tests {
         ];
         let mut scratch = IoScratch::default();
         a.send_all(&slices, &out, &mut scratch).unwrap();
-        let mut pool = vec![0u8; BATCH * MAX_RECV];
+        let mut pool = RecvPool::default();
         let mut got: Vec<Vec<u8>> = Vec::new();
         let mut received = Vec::new();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
@@ -523,7 +518,7 @@ mod tests {
             match b.recv_many(&mut pool, &mut received, &mut scratch) {
                 Ok(()) => {
                     for (i, r) in received.iter().enumerate() {
-                        let slot = &pool[i * MAX_RECV..i * MAX_RECV + r.len];
+                        let slot = pool.take(i, r.len);
                         for d in slot.chunks(r.segment.unwrap_or(r.len).max(1)) {
                             got.push(d.to_vec());
                         }

@@ -1,10 +1,10 @@
 //! A connection as the application sees it: blocking, `Read` + `Write`.
 
+use crate::driver::Shared;
 use crate::driver::{Endpoint, NetConfig, NetError};
-use crate::driver::{Shared, WaitingRead};
+use bytes::Bytes;
 use haul_proto::secure::PresharedKey;
 use haul_proto::{CloseReason, Connection, Stats, StreamError};
-use std::collections::hash_map::Entry;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -149,6 +149,36 @@ impl Stream {
             }
             Ok(())
         })
+    }
+
+    /// Reads the next stream bytes without copying them: up to `max` bytes, the rest of one
+    /// packet at most, in the memory they were received into (`Read::read` copies them into
+    /// the caller's buffer instead). An empty chunk means the peer closed and everything was
+    /// read; blocks like `read` (and honours its timeout).
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let listener = haul_net::Listener::bind("127.0.0.1:9000".parse().unwrap())?;
+    /// let mut stream = listener.accept()?;
+    /// let mut total = 0;
+    /// loop {
+    ///     let chunk = stream.read_chunk(1 << 20)?;
+    ///     if chunk.is_empty() {
+    ///         break;
+    ///     }
+    ///     total += chunk.len();
+    /// }
+    /// println!("{total} bytes");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn read_chunk(&mut self, max: usize) -> io::Result<Bytes> {
+        self.blocking(
+            self.read_timeout,
+            "read",
+            || Ok(Bytes::new()),
+            |conn| conn.read_chunk(max),
+        )
     }
 
     /// Receives one message into `buf` (truncated if `buf` is short) and returns its length;
@@ -313,45 +343,17 @@ fn to_io(e: StreamError) -> io::Error {
 }
 
 impl io::Read for Stream {
-    /// Reads what has arrived; while it waits, the I/O thread copies payloads that arrive in
-    /// order straight into `buf` (one copy fewer than through the receive buffer).
+    /// Reads what has arrived: one copy, from the memory the datagrams were received into
+    /// ([`Stream::read_chunk`] takes that memory without a copy).
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         // Freed buffer space reaches the sender with the next periodic ACK.
         let len = buf.len().min(COPY_SLICE);
-        let buf = &mut buf[..len];
-        let deadline = self.read_timeout.map(|t| Instant::now() + t);
-        let mut inner = self.shared.lock();
-        loop {
-            let Some(conn) = inner.conns.get_mut(&self.id) else {
-                return Ok(0);
-            };
-            match conn.read(buf) {
-                Err(StreamError::Blocked) => {}
-                other => return other.map_err(to_io),
-            }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                return Err(io::Error::new(io::ErrorKind::TimedOut, "read timed out"));
-            }
-            // Another clone of this stream may be waiting already: then just wait.
-            let registered = match inner.readers.entry(self.id) {
-                Entry::Vacant(slot) => {
-                    slot.insert(WaitingRead {
-                        ptr: buf.as_mut_ptr(),
-                        len: buf.len(),
-                        filled: 0,
-                    });
-                    true
-                }
-                Entry::Occupied(_) => false,
-            };
-            inner = self.shared.wait(inner, WAIT_SLICE);
-            if registered {
-                let filled = inner.readers.remove(&self.id).map_or(0, |r| r.filled);
-                if filled > 0 {
-                    return Ok(filled);
-                }
-            }
-        }
+        self.blocking(
+            self.read_timeout,
+            "read",
+            || Ok(0),
+            |conn| conn.read(&mut buf[..len]),
+        )
     }
 }
 

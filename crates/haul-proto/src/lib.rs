@@ -30,7 +30,6 @@ pub mod seq;
 pub mod wire;
 
 pub use conn::{
-    CloseReason, Connection, ConnectionConfig, Dialect, Event, Piece, ReadInto, Stats, StreamError,
-    Transmit,
+    CloseReason, Connection, ConnectionConfig, Dialect, Event, Piece, Stats, StreamError, Transmit,
 };
 pub use endpoint::{ConnectionHandle, DatagramEvent, Endpoint, EndpointConfig, EndpointStats};

@@ -21,6 +21,7 @@ use crate::wire::{
     self, Control, ControlPacket, DataHeader, FullAck, Handshake, LossList, LossRange, MsgInfo,
     Packet, PeerIp, RateReport, RequestType, SocketType, HEADER_LEN,
 };
+use bytes::Bytes;
 use config::MIN_MSS;
 use estimators::{ArrivalWindow, RtoEstimator, RttEstimator, SmoothedRate};
 use recv_buf::{RecvBuffer, Stored};
@@ -166,37 +167,6 @@ pub enum Piece {
         /// Length.
         len: usize,
     },
-}
-
-/// An application read waiting for data: payloads that arrive in order while it waits are
-/// copied straight here instead of into the receive buffer ([`Connection::handle_datagram_into`]).
-#[derive(Debug)]
-pub struct ReadInto<'a> {
-    buf: &'a mut [u8],
-    filled: usize,
-}
-
-impl<'a> ReadInto<'a> {
-    /// A read into `buf`, of which the first `filled` bytes already hold data.
-    pub fn new(buf: &'a mut [u8], filled: usize) -> Self {
-        let filled = filled.min(buf.len());
-        Self { buf, filled }
-    }
-
-    /// Bytes of the buffer that hold data.
-    pub fn filled(&self) -> usize {
-        self.filled
-    }
-
-    /// Appends `payload` if it fits whole.
-    fn put(&mut self, payload: &[u8]) -> bool {
-        let Some(room) = self.buf.get_mut(self.filled..self.filled + payload.len()) else {
-            return false;
-        };
-        room.copy_from_slice(payload);
-        self.filled += payload.len();
-        true
-    }
 }
 
 /// Counters and estimates of one connection.
@@ -681,6 +651,24 @@ impl Connection {
         self.end_of_data()
     }
 
+    /// Takes up to `max` stream bytes without copying them (the rest of one packet at most;
+    /// slices of the received datagrams when they came through
+    /// [`Connection::handle_datagram_bytes`]). An empty chunk means the peer closed and
+    /// everything was read.
+    pub fn read_chunk(&mut self, max: usize) -> Result<Bytes, StreamError> {
+        if self.config.socket_type != SocketType::Stream {
+            return Err(StreamError::WrongMode);
+        }
+        self.readable_signalled = false;
+        if let Some(chunk) = self.recv.read_chunk(self.ack_point(), max) {
+            return Ok(chunk);
+        }
+        if max == 0 {
+            return Ok(Bytes::new());
+        }
+        self.end_of_data().map(|_| Bytes::new())
+    }
+
     /// Reads one message into `out` (truncated if `out` is short) and returns its length.
     pub fn recv_msg(&mut self, out: &mut [u8]) -> Result<usize, StreamError> {
         if self.config.socket_type != SocketType::Datagram {
@@ -793,31 +781,19 @@ impl Connection {
         self.receive(now, from, bytes, None)
     }
 
-    /// Like [`Connection::handle_datagram`], for a driver whose application is blocked in a
-    /// read: a stream payload that is next in order, with nothing unread before it, is copied
-    /// into `into` (if it fits) and counts as read, saving the receive buffer's copy.
-    pub fn handle_datagram_into(
-        &mut self,
-        now: Instant,
-        from: SocketAddr,
-        bytes: &[u8],
-        into: &mut ReadInto<'_>,
-    ) {
-        self.receive(now, from, bytes, Some(into))
+    /// Like [`Connection::handle_datagram`], for a driver that received the datagram into
+    /// [`Bytes`]: stream payloads in the clear stay where they are (the receive buffer keeps
+    /// slices of `datagram`) and [`Connection::read_chunk`] hands them on without a copy.
+    pub fn handle_datagram_bytes(&mut self, now: Instant, from: SocketAddr, datagram: &Bytes) {
+        self.receive(now, from, datagram, Some(datagram))
     }
 
-    fn receive(
-        &mut self,
-        now: Instant,
-        from: SocketAddr,
-        bytes: &[u8],
-        into: Option<&mut ReadInto<'_>>,
-    ) {
+    fn receive(&mut self, now: Instant, from: SocketAddr, bytes: &[u8], owner: Option<&Bytes>) {
         if from != self.peer_addr || self.close_reason().is_some() {
             return;
         }
         if self.config.dialect == Dialect::Udt4 {
-            return self.handle_plain(now, bytes, into);
+            return self.handle_plain(now, bytes, owner);
         }
         if wire::is_handshake(bytes) {
             // Handshakes travel in the clear; what they carry is checked by the key exchange,
@@ -840,7 +816,8 @@ impl Connection {
         };
         let mut plain = std::mem::take(&mut self.open_buf);
         match protection.open(bytes, &mut plain) {
-            Ok(packet) => self.handle_plain(now, packet, into),
+            // Opened into a buffer of ours: its payloads are copied when stored.
+            Ok(packet) => self.handle_plain(now, packet, None),
             Err(OpenError::Forged) => self.stats.packets_forged += 1,
             Err(OpenError::Replayed) => self.stats.packets_replayed += 1,
         }
@@ -855,7 +832,7 @@ impl Connection {
     }
 
     /// Processes a datagram in the clear (`udt4`) or opened (`haul`).
-    fn handle_plain(&mut self, now: Instant, bytes: &[u8], into: Option<&mut ReadInto<'_>>) {
+    fn handle_plain(&mut self, now: Instant, bytes: &[u8], owner: Option<&Bytes>) {
         let packet = match Packet::parse(bytes) {
             Ok(p) => p,
             Err(e) => {
@@ -868,7 +845,7 @@ impl Connection {
             Packet::Data(d) => {
                 if self.phase == Phase::Connected {
                     self.heard(now);
-                    self.on_data(now, d.header, d.payload, into);
+                    self.on_data(now, d.header, d.payload, owner);
                 } else {
                     // The server sent right after accepting and its acceptance is still on the
                     // way (or lost): keep the data rather than make the server retransmit it.
@@ -1056,13 +1033,7 @@ impl Connection {
         }
     }
 
-    fn on_data(
-        &mut self,
-        now: Instant,
-        header: DataHeader,
-        payload: &[u8],
-        into: Option<&mut ReadInto<'_>>,
-    ) {
+    fn on_data(&mut self, now: Instant, header: DataHeader, payload: &[u8], owner: Option<&Bytes>) {
         self.stats.packets_received += 1;
         self.arrivals.on_arrival(now, header.seq.value() & 0xF);
         self.packets_since_ack += 1;
@@ -1075,18 +1046,7 @@ impl Connection {
             self.stats.packets_invalid += 1;
             return;
         }
-        // Next in order with nothing unread before it, and the application waiting: hand it over.
-        let handed = seq == self.rcv_max
-            && self.config.socket_type == SocketType::Stream
-            && self.recv.is_drained_to(seq)
-            && into.is_some_and(|into| into.put(payload));
-        let stored = if handed {
-            self.recv.skip_read(seq);
-            Stored::New
-        } else {
-            self.recv.insert(seq, header.msg, payload)
-        };
-        match stored {
+        match self.recv.insert(seq, header.msg, payload, owner) {
             Stored::New => {}
             Stored::Duplicate => {
                 self.stats.packets_duplicate += 1;
@@ -2020,31 +1980,32 @@ mod tests {
     }
 
     #[test]
-    fn in_order_payloads_go_straight_to_a_waiting_read() {
+    fn payloads_received_as_bytes_are_read_without_a_copy() {
         let (mut conn, now) = established(8);
         let peer = conn.peer_addr();
-        let mut app = [0u8; 250];
-        let mut into = ReadInto::new(&mut app, 0);
-        conn.handle_datagram_into(now, peer, &data_packet(5, &[1; 100]), &mut into);
-        // After a gap nothing is handed over until the application has read up to it.
-        conn.handle_datagram_into(now, peer, &data_packet(7, &[3; 100]), &mut into);
-        conn.handle_datagram_into(now, peer, &data_packet(6, &[2; 100]), &mut into);
-        conn.handle_datagram_into(now, peer, &data_packet(8, &[4; 100]), &mut into);
-        assert_eq!(into.filled(), 100);
-        assert_eq!(app[..100], [1; 100]);
-        let mut rest = [0u8; 400];
-        assert_eq!(conn.read(&mut rest), Ok(300));
-        assert_eq!(rest[..100], [2; 100]);
-        assert_eq!(rest[200..300], [4; 100]);
-        // Drained again: the next one is handed over, unless it does not fit.
-        let mut app = [0u8; 150];
-        let mut into = ReadInto::new(&mut app, 0);
-        conn.handle_datagram_into(now, peer, &data_packet(9, &[5; 100]), &mut into);
-        conn.handle_datagram_into(now, peer, &data_packet(10, &[6; 100]), &mut into);
-        assert_eq!(into.filled(), 100);
-        assert_eq!(conn.read(&mut rest), Ok(100));
-        assert_eq!(rest[..100], [6; 100]);
-        assert_eq!(conn.stats().bytes_received, 600);
+        let datagrams: Vec<Bytes> = (5..8u8)
+            .map(|i| Bytes::from(data_packet(i.into(), &[i; 100])))
+            .collect();
+        // Out of order: held until the gap fills, still as slices of the datagrams.
+        for i in [0, 2, 1] {
+            conn.handle_datagram_bytes(now, peer, &datagrams[i]);
+        }
+        for (i, datagram) in datagrams.iter().enumerate() {
+            let chunk = conn.read_chunk(1 << 20).unwrap();
+            assert_eq!(chunk.len(), 100);
+            assert_eq!(
+                chunk.as_ptr(),
+                datagram[datagram.len() - 100..].as_ptr(),
+                "packet {i}"
+            );
+        }
+        assert_eq!(conn.read_chunk(1 << 20), Err(StreamError::Blocked));
+        // The same packets as borrowed bytes are copied, and read alike.
+        conn.handle_datagram(now, peer, &data_packet(8, &[8; 100]));
+        let mut out = [0u8; 60];
+        assert_eq!(conn.read(&mut out), Ok(60));
+        assert_eq!(&conn.read_chunk(1 << 20).unwrap()[..], &[8; 40]);
+        assert_eq!(conn.stats().bytes_received, 400);
     }
 
     /// A control packet from the peer of [`established`].

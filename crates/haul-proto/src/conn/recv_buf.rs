@@ -1,13 +1,15 @@
 //! The receive buffer: a ring of packet slots indexed by extended sequence number.
 //!
-//! Payload bytes are copied once, from the datagram into a page, and once more into the
-//! application's buffer. Slots borrow pages from a last-in-first-out free list, so a reader
-//! that keeps up reuses the few pages it just emptied — still in the CPU cache — instead of
-//! walking the whole window's memory (384 MiB by default). The page store is allocated zeroed,
-//! so pages never used cost no memory.
+//! A slot holds its payload as [`Bytes`]: a slice of the datagram the driver received when it
+//! hands datagrams over as [`Bytes`] (no copy at all), otherwise a copy in a shared arena.
+//! Readers either copy out ([`RecvBuffer::read_stream`]) or take the payloads themselves
+//! ([`RecvBuffer::read_chunk`]), so a byte is copied at most once between the datagram and the
+//! application. Payloads live in a pool indexed by the slots and reused last-in-first-out, so
+//! memory follows what is held, not the window (262 144 packets by default).
 
 use crate::seq::MsgNo;
 use crate::wire::MsgInfo;
+use bytes::{Bytes, BytesMut};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SlotState {
@@ -22,21 +24,22 @@ enum SlotState {
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     state: SlotState,
-    len: u16,
     msg: u32,
-    /// The page holding the payload ([`NO_PAGE`] when there is none).
+    /// The pool entry holding the payload ([`NO_PAGE`] when there is none).
     page: u32,
 }
 
-/// A slot without a page.
+/// A slot without a payload.
 const NO_PAGE: u32 = u32::MAX;
 
 const EMPTY: Slot = Slot {
     state: SlotState::Empty,
-    len: 0,
     msg: 0,
     page: NO_PAGE,
 };
+
+/// Copies of payloads that did not arrive as [`Bytes`] go into arenas of this size.
+const ARENA_BYTES: usize = 256 << 10;
 
 /// What became of an arriving packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,14 +55,15 @@ pub enum Stored {
 /// Received packets waiting for the application.
 #[derive(Debug)]
 pub struct RecvBuffer {
-    /// One page of `slot_size` bytes per slot at most.
-    data: Vec<u8>,
+    /// Payloads, indexed by the slots' `page`.
+    pages: Vec<Bytes>,
     slots: Vec<Slot>,
+    /// Largest payload accepted.
     slot_size: usize,
-    /// Pages given back, most recently freed last (it is reused first).
+    /// Pool entries given back, most recently freed last (reused first).
     free_pages: Vec<u32>,
-    /// Pages `0..fresh_pages` have been handed out at least once.
-    fresh_pages: u32,
+    /// Where payloads that arrive as borrowed bytes are copied.
+    arena: BytesMut,
     /// First sequence number not yet consumed by the application.
     read_seq: u64,
     /// Bytes of slot `read_seq` already read (stream mode).
@@ -67,15 +71,16 @@ pub struct RecvBuffer {
 }
 
 impl RecvBuffer {
-    /// A buffer of `packets` slots of `slot_size` bytes whose first packet is `first_seq`.
+    /// A buffer of `packets` slots of at most `slot_size` bytes whose first packet is
+    /// `first_seq`.
     pub fn new(first_seq: u64, packets: usize, slot_size: usize) -> Self {
         let packets = packets.max(2);
         Self {
-            data: vec![0; packets * slot_size],
+            pages: Vec::new(),
             slots: vec![EMPTY; packets],
             slot_size,
             free_pages: Vec::new(),
-            fresh_pages: 0,
+            arena: BytesMut::new(),
             read_seq: first_seq,
             read_off: 0,
         }
@@ -89,27 +94,47 @@ impl RecvBuffer {
         (seq % self.cap()) as usize
     }
 
-    /// Takes a page: the most recently freed one, else one never used. There are as many
-    /// pages as slots, so a slot that needs one always gets one.
-    fn take_page(&mut self) -> u32 {
-        self.free_pages.pop().unwrap_or_else(|| {
-            self.fresh_pages += 1;
-            self.fresh_pages - 1
-        })
+    /// Stores `payload` in the pool: the most recently freed entry, else a new one.
+    fn take_page(&mut self, payload: Bytes) -> u32 {
+        match self.free_pages.pop() {
+            Some(page) => {
+                self.pages[page as usize] = payload;
+                page
+            }
+            None => {
+                self.pages.push(payload);
+                (self.pages.len() - 1) as u32
+            }
+        }
     }
 
-    /// Empties slot `i`, giving its page back.
+    /// Empties slot `i`, releasing its payload.
     fn clear_slot(&mut self, i: usize) {
         let page = self.slots[i].page;
         if page != NO_PAGE {
+            self.pages[page as usize] = Bytes::new();
             self.free_pages.push(page);
         }
         self.slots[i] = EMPTY;
     }
 
-    fn page_bytes(&self, slot: &Slot) -> &[u8] {
-        let start = slot.page as usize * self.slot_size;
-        &self.data[start..start + slot.len as usize]
+    fn page_bytes(&self, slot: &Slot) -> &Bytes {
+        &self.pages[slot.page as usize]
+    }
+
+    /// `payload` as [`Bytes`]: a slice of `owner` when it lies inside it, else a copy.
+    fn own(&mut self, payload: &[u8], owner: Option<&Bytes>) -> Bytes {
+        if let Some(owner) = owner {
+            let (start, base) = (payload.as_ptr() as usize, owner.as_ptr() as usize);
+            if start >= base && start + payload.len() <= base + owner.len() {
+                return owner.slice_ref(payload);
+            }
+        }
+        if self.arena.capacity() - self.arena.len() < payload.len() {
+            self.arena = BytesMut::with_capacity(ARENA_BYTES.max(payload.len()));
+        }
+        self.arena.extend_from_slice(payload);
+        self.arena.split().freeze()
     }
 
     /// Moves an untouched buffer to start at `first_seq` (a rendezvous learns the peer's ISN late).
@@ -134,22 +159,15 @@ impl RecvBuffer {
         seq >= self.read_seq && seq < self.read_seq + self.cap()
     }
 
-    /// Whether everything before `seq` was read and `seq` itself is not held.
-    pub fn is_drained_to(&self, seq: u64) -> bool {
-        seq == self.read_seq
-            && self.read_off == 0
-            && self.slots[self.index(seq)].state == SlotState::Empty
-    }
-
-    /// Counts packet `seq` as read without storing it (the application took it directly);
-    /// only valid when [`RecvBuffer::is_drained_to`] holds.
-    pub fn skip_read(&mut self, seq: u64) {
-        debug_assert!(self.is_drained_to(seq));
-        self.read_seq = seq + 1;
-    }
-
-    /// Stores one packet's payload.
-    pub fn insert(&mut self, seq: u64, msg: MsgInfo, payload: &[u8]) -> Stored {
+    /// Stores one packet's payload: without a copy when it lies inside `owner` (the datagram
+    /// it came in), else as a copy.
+    pub fn insert(
+        &mut self,
+        seq: u64,
+        msg: MsgInfo,
+        payload: &[u8],
+        owner: Option<&Bytes>,
+    ) -> Stored {
         if seq < self.read_seq {
             return Stored::Duplicate;
         }
@@ -160,12 +178,10 @@ impl RecvBuffer {
         if self.slots[i].state != SlotState::Empty {
             return Stored::Duplicate;
         }
-        let page = self.take_page();
-        let start = page as usize * self.slot_size;
-        self.data[start..start + payload.len()].copy_from_slice(payload);
+        let payload = self.own(payload, owner);
+        let page = self.take_page(payload);
         self.slots[i] = Slot {
             state: SlotState::Filled,
-            len: payload.len() as u16,
             msg: msg.to_word(),
             page,
         };
@@ -208,23 +224,39 @@ impl RecvBuffer {
     /// Reads stream bytes from packets before `end` (all of which have arrived).
     pub fn read_stream(&mut self, end: u64, out: &mut [u8]) -> usize {
         let mut written = 0;
-        while self.read_seq < end && written < out.len() {
+        while written < out.len() {
+            let Some(chunk) = self.read_chunk(end, out.len() - written) else {
+                break;
+            };
+            out[written..written + chunk.len()].copy_from_slice(&chunk);
+            written += chunk.len();
+        }
+        written
+    }
+
+    /// Takes up to `max` stream bytes from packets before `end` without copying them: the
+    /// rest of one packet at most. `None` when there is nothing to read.
+    pub fn read_chunk(&mut self, end: u64, max: usize) -> Option<Bytes> {
+        while self.read_seq < end && max > 0 {
             let i = self.index(self.read_seq);
             let slot = self.slots[i];
             if slot.state == SlotState::Filled {
-                let avail = slot.len as usize - self.read_off;
-                let n = avail.min(out.len() - written);
-                let bytes = &self.page_bytes(&slot)[self.read_off..];
-                out[written..written + n].copy_from_slice(&bytes[..n]);
-                written += n;
+                let payload = self.page_bytes(&slot);
+                let len = payload.len();
+                let n = (len - self.read_off).min(max);
+                let chunk = payload.slice(self.read_off..self.read_off + n);
                 self.read_off += n;
-                if self.read_off < slot.len as usize {
-                    break;
+                if self.read_off == len {
+                    self.release_front();
                 }
+                if n > 0 {
+                    return Some(chunk);
+                }
+                continue;
             }
             self.release_front();
         }
-        written
+        None
     }
 
     fn release_front(&mut self) {
@@ -301,9 +333,10 @@ impl RecvBuffer {
         let mut written = 0;
         for seq in first..=last {
             let slot = self.slots[self.index(seq)];
-            let len = slot.len as usize;
+            let payload = self.page_bytes(&slot);
+            let len = payload.len();
             let n = len.min(out.len() - written);
-            out[written..written + n].copy_from_slice(&self.page_bytes(&slot)[..n]);
+            out[written..written + n].copy_from_slice(&payload[..n]);
             written += n;
             total += len;
         }
@@ -328,10 +361,10 @@ mod tests {
     fn stream_reads_across_slots_and_partial_reads() {
         let mut b = RecvBuffer::new(10, 4, 8);
         let solo = info(MsgPosition::Solo, 1, false);
-        assert_eq!(b.insert(11, solo, b"efgh"), Stored::New);
-        assert_eq!(b.insert(10, solo, b"abcd"), Stored::New);
-        assert_eq!(b.insert(10, solo, b"abcd"), Stored::Duplicate);
-        assert_eq!(b.insert(14, solo, b"x"), Stored::NoRoom);
+        assert_eq!(b.insert(11, solo, b"efgh", None), Stored::New);
+        assert_eq!(b.insert(10, solo, b"abcd", None), Stored::New);
+        assert_eq!(b.insert(10, solo, b"abcd", None), Stored::Duplicate);
+        assert_eq!(b.insert(14, solo, b"x", None), Stored::NoRoom);
         let mut out = [0u8; 3];
         assert_eq!(b.read_stream(12, &mut out), 3);
         assert_eq!(&out, b"abc");
@@ -349,32 +382,59 @@ mod tests {
         let mut out = [0u8; 16];
         for seq in 0..1000u64 {
             let byte = seq as u8;
-            assert_eq!(b.insert(seq, solo, &[byte; 8]), Stored::New);
+            assert_eq!(b.insert(seq, solo, &[byte; 8], None), Stored::New);
             assert_eq!(b.read_stream(seq + 1, &mut out), 8);
             assert_eq!(out[..8], [byte; 8]);
         }
-        assert_eq!(b.fresh_pages, 1, "one page, reused");
+        assert_eq!(b.pages.len(), 1, "one page, reused");
         // Out of order: three held at once need three pages, then they are reused.
         for seq in [1002, 1001, 1000] {
-            b.insert(seq, solo, &[seq as u8; 8]);
+            b.insert(seq, solo, &[seq as u8; 8], None);
         }
         assert_eq!(b.read_stream(1003, &mut out), 16);
         assert_eq!(out[..8], [1000u16 as u8; 8]);
         assert_eq!(out[8..16], [1001u16 as u8; 8]);
-        assert_eq!(b.fresh_pages, 3);
+        assert_eq!(b.pages.len(), 3);
+    }
+
+    #[test]
+    fn payloads_inside_their_datagram_are_kept_without_a_copy() {
+        let mut b = RecvBuffer::new(0, 16, 8);
+        let solo = info(MsgPosition::Solo, 1, false);
+        let datagram = Bytes::from_static(b"hdr-abcdefgh");
+        assert_eq!(
+            b.insert(0, solo, &datagram[4..], Some(&datagram)),
+            Stored::New
+        );
+        // Not inside the datagram: copied.
+        let elsewhere = *b"ijkl";
+        assert_eq!(b.insert(1, solo, &elsewhere, Some(&datagram)), Stored::New);
+        let first = b.read_chunk(2, 5).unwrap();
+        assert_eq!(&first[..], b"abcde");
+        assert_eq!(
+            first.as_ptr(),
+            datagram[4..].as_ptr(),
+            "the datagram's own bytes"
+        );
+        assert_eq!(&b.read_chunk(2, 100).unwrap()[..], b"fgh");
+        let second = b.read_chunk(2, 100).unwrap();
+        assert_eq!(&second[..], b"ijkl");
+        assert_ne!(second.as_ptr(), elsewhere.as_ptr());
+        assert_eq!(b.read_chunk(2, 100), None);
+        assert_eq!(b.read_seq(), 2);
     }
 
     #[test]
     fn unordered_message_overtakes_an_incomplete_one() {
         let mut b = RecvBuffer::new(0, 16, 4);
-        b.insert(0, info(MsgPosition::First, 1, true), b"aaaa");
+        b.insert(0, info(MsgPosition::First, 1, true), b"aaaa", None);
         // seq 1 (Last of msg 1) missing
-        b.insert(2, info(MsgPosition::Solo, 2, false), b"bb");
+        b.insert(2, info(MsgPosition::Solo, 2, false), b"bb", None);
         let mut out = [0u8; 16];
         assert_eq!(b.read_message(3, &mut out), Some(2));
         assert_eq!(&out[..2], b"bb");
         assert_eq!(b.read_message(3, &mut out), None);
-        b.insert(1, info(MsgPosition::Last, 1, true), b"cc");
+        b.insert(1, info(MsgPosition::Last, 1, true), b"cc", None);
         assert_eq!(b.read_message(3, &mut out), Some(6));
         assert_eq!(&out[..6], b"aaaacc");
         assert_eq!(b.read_message(3, &mut out), None);
@@ -384,9 +444,9 @@ mod tests {
     #[test]
     fn dropped_messages_are_skipped() {
         let mut b = RecvBuffer::new(0, 16, 4);
-        b.insert(0, info(MsgPosition::First, 1, true), b"aaaa");
+        b.insert(0, info(MsgPosition::First, 1, true), b"aaaa", None);
         b.drop_message(0, 1, MsgNo::masked(1));
-        b.insert(2, info(MsgPosition::Solo, 2, true), b"z");
+        b.insert(2, info(MsgPosition::Solo, 2, true), b"z", None);
         let mut out = [0u8; 4];
         assert_eq!(b.read_message(3, &mut out), Some(1));
         assert_eq!(out[0], b'z');
@@ -406,11 +466,11 @@ mod drop_tests {
             in_order: true,
             number: MsgNo::masked(n),
         };
-        b.insert(100, m(MsgPosition::Solo, 1), b"a");
+        b.insert(100, m(MsgPosition::Solo, 1), b"a", None);
         // msg 2 = 101..=103, 101 and 103 arrive, 102 lost; then dropped.
-        b.insert(101, m(MsgPosition::First, 2), b"bbbb");
-        b.insert(103, m(MsgPosition::Last, 2), b"bb");
-        b.insert(104, m(MsgPosition::Solo, 3), b"c");
+        b.insert(101, m(MsgPosition::First, 2), b"bbbb", None);
+        b.insert(103, m(MsgPosition::Last, 2), b"bb", None);
+        b.insert(104, m(MsgPosition::Solo, 3), b"c", None);
         let mut out = [0u8; 16];
         assert_eq!(b.read_message(105, &mut out), Some(1));
         assert_eq!(b.read_message(105, &mut out), None);

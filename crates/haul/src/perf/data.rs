@@ -112,10 +112,13 @@ impl DataStream {
         }
     }
 
-    /// Reads some bytes; 0 at the end of the stream.
-    pub fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+    /// Receives some bytes and drops them, as iperf3 does: kernel TCP reads them into `buf`
+    /// (its one copy out of the kernel); haul takes them where they were received
+    /// ([`haul_net::Stream::read_chunk`]: its one copy was the kernel's). Returns how many;
+    /// 0 at the end of the stream.
+    pub fn receive_some(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self {
-            DataStream::Haul(s) => s.read(buf),
+            DataStream::Haul(s) => s.read_chunk(buf.len()).map(|chunk| chunk.len()),
             DataStream::Tcp(t) => t.read(buf),
         }
     }

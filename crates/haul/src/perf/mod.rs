@@ -410,7 +410,7 @@ fn receive(mut stream: DataStream, bytes: &AtomicU64) -> Result<Instant> {
     let mut buf = vec![0u8; 4 << 20];
     loop {
         let n = stream
-            .read(&mut buf)
+            .receive_some(&mut buf)
             .context("receiving data (the sender went away?)")?;
         if n == 0 {
             return Ok(Instant::now());
