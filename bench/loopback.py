@@ -96,6 +96,7 @@ def main():
     cases = [
         ("haul, MSS 1500", lambda: haul_case([], a.seconds)),
         ("haul, MSS 65535 (loopback MTU)", lambda: haul_case(["--mss", "65535"], a.seconds)),
+        ("haul, MSS 1500, copying calls (--copy)", lambda: haul_case(["--copy"], a.seconds)),
         ("kernel TCP (haul perf --tcp, cubic)", lambda: haul_case(["--tcp", "--tcp-cc", "cubic"], a.seconds)),
     ]
     if have_iperf:

@@ -12,6 +12,7 @@ use std::io;
 use std::io::IoSlice;
 use std::net::SocketAddr;
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 use thiserror::Error;
@@ -126,6 +127,8 @@ pub(crate) struct Shared {
     pub(crate) cond: Condvar,
     socket: UdpSocket,
     waker: EventFd,
+    /// The last [`Inner::round`] whose transmits the kernel has taken.
+    sent_round: AtomicU64,
 }
 
 pub(crate) struct Inner {
@@ -136,6 +139,9 @@ pub(crate) struct Inner {
     /// Connections whose application handle is gone: removed once drained.
     released: FxHashSet<u32>,
     listen: bool,
+    /// The I/O thread's turns under the lock: transmits gathered in turn `n` are sent once
+    /// [`Shared::sent_round`] reaches `n`.
+    round: u64,
 }
 
 impl Shared {
@@ -146,6 +152,18 @@ impl Shared {
     /// Wakes the I/O thread (after the application queued data or closed something).
     pub(crate) fn wake(&self) {
         self.waker.signal();
+    }
+
+    /// Lets go of the lock and waits until everything gathered so far (packets the
+    /// connections count as sent) is in the kernel's hands: the I/O thread sends without the
+    /// lock, a moment after gathering. At most `timeout`.
+    pub(crate) fn wait_sent(&self, guard: MutexGuard<'_, Inner>, timeout: Duration) {
+        let round = guard.round;
+        drop(guard);
+        let deadline = Instant::now() + timeout;
+        while self.sent_round.load(Ordering::Acquire) < round && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_micros(50));
+        }
     }
 
     /// Waits for the I/O thread to report progress, at most `timeout`.
@@ -197,10 +215,12 @@ impl Endpoint {
                 accept_queue: VecDeque::new(),
                 released: FxHashSet::default(),
                 listen: config.listen,
+                round: 0,
             }),
             cond: Condvar::new(),
             socket,
             waker: EventFd::new()?,
+            sent_round: AtomicU64::new(0),
         });
         let io = Arc::clone(&shared);
         std::thread::Builder::new()
@@ -304,21 +324,31 @@ impl Drop for Endpoint {
     }
 }
 
-/// Transmits gathered under the lock: headers and control packets in `buf`, data payloads left
-/// in their connections' send buffers, all sent (still under the lock) by one scatter-gather
-/// batch so that the payload bytes are copied only by the kernel.
+/// Transmits gathered under the lock: headers and control packets in `buf`, data payloads as
+/// parts of their connections' send buffers (shared, not copied), then sent by one
+/// scatter-gather batch after the lock is let go, so that the kernel's copy of the payloads
+/// (the only one) runs while the application may write more.
 #[derive(Default)]
 struct TxQueue {
     buf: Vec<u8>,
     /// Every transmit's pieces, in order.
-    pieces: Vec<Piece>,
+    pieces: Vec<TxPiece>,
     transmits: Vec<Gathered>,
+    /// Scratch for one transmit's pieces as the connection gives them.
+    gathered: Vec<Piece>,
+    parts: Vec<Bytes>,
+}
+
+/// Part of a datagram to send.
+enum TxPiece {
+    /// `len` bytes at `start` of [`TxQueue::buf`].
+    Buf { start: usize, len: usize },
+    /// Payload bytes shared with a send buffer.
+    Shared(Bytes),
 }
 
 /// One transmit of a [`TxQueue`].
 struct Gathered {
-    /// The connection whose send buffer holds its [`Piece::Sent`] pieces.
-    conn: u32,
     dest: SocketAddr,
     pieces: Range<usize>,
     segment: Option<usize>,
@@ -331,15 +361,28 @@ impl TxQueue {
         self.transmits.clear();
     }
 
-    /// Appends everything `conn` (local id `id`) wants to send now.
-    fn gather(&mut self, id: u32, conn: &mut Connection, now: Instant) {
+    /// Appends everything `conn` wants to send now.
+    fn gather(&mut self, conn: &mut Connection, now: Instant) {
         loop {
-            let first = self.pieces.len();
-            let Some(t) = conn.poll_transmit_gather(now, &mut self.buf, &mut self.pieces) else {
+            self.gathered.clear();
+            let Some(t) = conn.poll_transmit_gather(now, &mut self.buf, &mut self.gathered) else {
                 return;
             };
+            let first = self.pieces.len();
+            for piece in &self.gathered {
+                match *piece {
+                    Piece::Buf { start, len } => self.pieces.push(TxPiece::Buf { start, len }),
+                    Piece::Sent { offset, len } => {
+                        self.parts.clear();
+                        // Always held: the connection cut these bytes a moment ago.
+                        if conn.sent_payload(offset, len, &mut self.parts) {
+                            self.pieces
+                                .extend(self.parts.drain(..).map(TxPiece::Shared));
+                        }
+                    }
+                }
+            }
             self.transmits.push(Gathered {
-                conn: id,
                 dest: t.destination,
                 pieces: first..self.pieces.len(),
                 segment: t.segment_size,
@@ -351,62 +394,44 @@ impl TxQueue {
     fn push_response(&mut self, dest: SocketAddr, start: usize) {
         let first = self.pieces.len();
         let len = self.buf.len() - start;
-        self.pieces.push(Piece::Buf { start, len });
+        self.pieces.push(TxPiece::Buf { start, len });
         self.transmits.push(Gathered {
-            conn: NO_CONNECTION,
             dest,
             pieces: first..first + 1,
             segment: None,
         });
     }
 
-    /// Sends every gathered transmit, reading payloads from `conns` (which must not have
-    /// changed since they were gathered).
-    fn send(&self, socket: &UdpSocket, conns: &FxHashMap<u32, Connection>, io: &mut IoScratch) {
+    /// Sends every gathered transmit.
+    fn send(&self, socket: &UdpSocket, io: &mut IoScratch) {
         if self.transmits.is_empty() {
             return;
         }
-        let mut slices = Vec::with_capacity(self.pieces.len() + 8);
-        let mut out = Vec::with_capacity(self.transmits.len());
-        'transmits: for t in &self.transmits {
-            let first = slices.len();
-            let owner = conns.get(&t.conn);
-            for piece in &self.pieces[t.pieces.clone()] {
-                match *piece {
-                    Piece::Buf { start, len } => {
-                        slices.push(IoSlice::new(&self.buf[start..start + len]))
-                    }
-                    Piece::Sent { offset, len } => {
-                        let Some((a, b)) = owner.and_then(|c| c.sent_bytes(offset, len)) else {
-                            // Cannot happen while the lock is held; never send a torn packet.
-                            slices.truncate(first);
-                            continue 'transmits;
-                        };
-                        slices.push(IoSlice::new(a));
-                        if !b.is_empty() {
-                            slices.push(IoSlice::new(b));
-                        }
-                    }
-                }
-            }
-            out.push(Outgoing {
+        let slices: Vec<IoSlice<'_>> = self
+            .pieces
+            .iter()
+            .map(|piece| match piece {
+                TxPiece::Buf { start, len } => IoSlice::new(&self.buf[*start..*start + *len]),
+                TxPiece::Shared(bytes) => IoSlice::new(bytes),
+            })
+            .collect();
+        let out: Vec<Outgoing> = self
+            .transmits
+            .iter()
+            .map(|t| Outgoing {
                 dest: t.dest,
-                slices: first..slices.len(),
+                slices: t.pieces.clone(),
                 segment: t.segment,
-            });
-        }
+            })
+            .collect();
         if let Err(e) = socket.send_all(&slices, &out, io) {
             tracing::debug!("send: {e}");
         }
     }
 }
 
-/// The owner of transmits that live in [`TxQueue::buf`] only (the endpoint's own answers).
-const NO_CONNECTION: u32 = u32::MAX;
-
-/// The I/O thread: receive a batch, then (under the lock) dispatch it, run timers, gather
-/// transmits and send them, then sleep until the next event. The send holds the lock because
-/// payloads go to the kernel straight from the send buffers; receiving and sleeping do not.
+/// The I/O thread: receive a batch, then (under the lock) dispatch it, run timers and gather
+/// transmits, then (without it) send them and sleep until the next event.
 fn io_loop(shared: Arc<Shared>) {
     let mut pool = RecvPool::default();
     let mut received = Vec::with_capacity(BATCH);
@@ -433,9 +458,10 @@ fn io_loop(shared: Arc<Shared>) {
                 .enumerate()
                 .map(|(i, r)| (r.from, pool.take(i, r.len), r.segment)),
         );
-        let (timeout, exit) = {
+        let (timeout, exit, round) = {
             let mut guard = shared.lock();
             let inner = &mut *guard;
+            inner.round += 1;
             let now = Instant::now();
             for (from, message, segment) in &datagrams {
                 let step = segment.unwrap_or(message.len()).max(1);
@@ -446,18 +472,16 @@ fn io_loop(shared: Arc<Shared>) {
             }
             let now = Instant::now();
             let mut notify = false;
-            for (id, conn) in inner.conns.iter_mut() {
+            for conn in inner.conns.values_mut() {
                 if conn.poll_timeout().is_some_and(|t| t <= now) {
                     conn.handle_timeout(now);
                 }
-                tx.gather(*id, conn, now);
+                tx.gather(conn, now);
                 // Blocked application calls wait for exactly these events.
                 while conn.poll_event().is_some() {
                     notify = true;
                 }
             }
-            tx.send(&shared.socket, &inner.conns, &mut io);
-            tx.clear();
             reap(inner);
             if notify || !inner.accept_queue.is_empty() {
                 shared.cond.notify_all();
@@ -465,8 +489,11 @@ fn io_loop(shared: Arc<Shared>) {
             let exit = Arc::strong_count(&shared) == 1 && inner.conns.is_empty();
             let next = inner.conns.values().filter_map(|c| c.poll_timeout()).min();
             let timeout = next.map_or(IDLE_POLL, |t| t.saturating_duration_since(now));
-            (timeout.clamp(PACING_QUANTUM, IDLE_POLL), exit)
+            (timeout.clamp(PACING_QUANTUM, IDLE_POLL), exit, inner.round)
         };
+        tx.send(&shared.socket, &mut io);
+        tx.clear();
+        shared.sent_round.store(round, Ordering::Release);
         if exit {
             return;
         }

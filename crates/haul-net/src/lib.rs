@@ -22,6 +22,32 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! Without a copy in user space: [`Stream::write_bytes`] lends the send buffer memory the
+//! application owns, and [`Stream::read_chunk`] hands out the memory the datagrams were
+//! received into (the kernel's copy is then the only one, as with kernel TCP):
+//!
+//! ```
+//! use haul_net::{Bytes, Listener, Stream};
+//!
+//! let listener = Listener::bind("127.0.0.1:0".parse()?)?;
+//! let mut out = Stream::connect(listener.local_addr())?;
+//! let block = Bytes::from(vec![7u8; 1 << 20]);
+//! out.write_bytes(block.clone())?; // kept, not copied, until the peer acknowledges it
+//! out.finish()?;
+//! let mut incoming = listener.accept()?;
+//! let mut total = 0;
+//! loop {
+//!     let chunk = incoming.read_chunk(usize::MAX)?; // empty at the end of the stream
+//!     if chunk.is_empty() {
+//!         break;
+//!     }
+//!     assert!(chunk.iter().all(|&b| b == 7));
+//!     total += chunk.len();
+//! }
+//! assert_eq!(total, block.len());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! Messages keep their boundaries when the endpoints use the datagram socket type:
 //!
 //! ```
@@ -53,6 +79,7 @@ mod recv_pool;
 mod socket;
 mod stream;
 
+pub use bytes::Bytes;
 pub use driver::{Endpoint, Listener, NetConfig, NetError};
 pub use haul_proto::cc::{
     CongestionControlFactory, FixedRateFactory, ModelRateFactory, Policy, Udt4DaimdFactory,

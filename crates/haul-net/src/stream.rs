@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 
 /// How long a blocked call sleeps before checking again (it is woken sooner by progress).
 const WAIT_SLICE: Duration = Duration::from_millis(50);
+/// Longest `finish` waits for the I/O thread to hand gathered packets to the kernel (it takes
+/// microseconds; the bound only guards against a thread that is gone).
+const SEND_GRACE: Duration = Duration::from_secs(1);
 /// Most bytes copied per lock acquisition, so the I/O thread is never held up long.
 const COPY_SLICE: usize = 256 << 10;
 
@@ -154,24 +157,7 @@ impl Stream {
     /// Reads the next stream bytes without copying them: up to `max` bytes, the rest of one
     /// packet at most, in the memory they were received into (`Read::read` copies them into
     /// the caller's buffer instead). An empty chunk means the peer closed and everything was
-    /// read; blocks like `read` (and honours its timeout).
-    ///
-    /// ```no_run
-    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let listener = haul_net::Listener::bind("127.0.0.1:9000".parse().unwrap())?;
-    /// let mut stream = listener.accept()?;
-    /// let mut total = 0;
-    /// loop {
-    ///     let chunk = stream.read_chunk(1 << 20)?;
-    ///     if chunk.is_empty() {
-    ///         break;
-    ///     }
-    ///     total += chunk.len();
-    /// }
-    /// println!("{total} bytes");
-    /// # Ok(())
-    /// # }
-    /// ```
+    /// read; blocks like `read` (and honours its timeout). Example: the crate documentation.
     pub fn read_chunk(&mut self, max: usize) -> io::Result<Bytes> {
         self.blocking(
             self.read_timeout,
@@ -179,6 +165,35 @@ impl Stream {
             || Ok(Bytes::new()),
             |conn| conn.read_chunk(max),
         )
+    }
+
+    /// Writes all of `data` without copying it: the send buffer keeps `data`'s memory (a
+    /// reference count) until the peer acknowledges it, and the kernel reads it from there
+    /// (`Write::write` copies into the send buffer instead; chunks under 64 KiB are copied
+    /// here too). Blocks like `write_all`. Example: the crate documentation.
+    pub fn write_bytes(&mut self, mut data: Bytes) -> io::Result<()> {
+        while !data.is_empty() {
+            let n = self.queue(|conn| conn.write_bytes(&data))?;
+            data = data.slice(n..);
+        }
+        Ok(())
+    }
+
+    /// Runs a write on the connection until it takes something, and wakes the I/O thread if
+    /// the connection had nothing to send (a busy one already has a pacing deadline there).
+    fn queue(
+        &self,
+        mut write: impl FnMut(&mut Connection) -> Result<usize, StreamError>,
+    ) -> io::Result<usize> {
+        let shared = &self.shared;
+        self.blocking(self.write_timeout, "write", gone_for_writes, |conn| {
+            let was_idle = !conn.has_unsent_data();
+            let n = write(conn)?;
+            if was_idle {
+                shared.wake();
+            }
+            Ok(n)
+        })
     }
 
     /// Receives one message into `buf` (truncated if `buf` is short) and returns its length;
@@ -260,20 +275,25 @@ impl Stream {
             conn.close(Instant::now());
         }
         self.shared.wake();
-        // Done when closed *and* the shutdown packets it queued are drained: a process that
-        // exits right after `finish` must not take its goodbye with it (the peer would wait out
-        // its idle timeout). The I/O thread gathers and sends under one hold of the lock, so
-        // drained means handed to the kernel.
+        // Done when closed *and* the shutdown packets it queued are drained and sent: a
+        // process that exits right after `finish` must not take its goodbye with it (the peer
+        // would wait out its idle timeout). Drained means gathered by the I/O thread, which
+        // sends a moment later without the lock: wait for that too.
         loop {
             let state = inner
                 .conns
                 .get(&self.id)
                 .map(|c| (c.close_reason(), c.is_drained()));
             match state {
-                Some((Some(CloseReason::LocalClose), true)) => return Ok(()),
+                Some((Some(CloseReason::LocalClose), true)) => {
+                    self.shared.wait_sent(inner, SEND_GRACE);
+                    return Ok(());
+                }
                 Some((Some(CloseReason::PeerClosed), true)) => {
                     let conn = inner.conns.get(&self.id).expect("looked up just now");
-                    return acknowledged_before_peer_closed(conn);
+                    let result = acknowledged_before_peer_closed(conn);
+                    self.shared.wait_sent(inner, SEND_GRACE);
+                    return result;
                 }
                 Some((Some(reason), _))
                     if !matches!(reason, CloseReason::LocalClose | CloseReason::PeerClosed) =>
@@ -359,17 +379,8 @@ impl io::Read for Stream {
 
 impl io::Write for Stream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let shared = &self.shared;
         let chunk = &buf[..buf.len().min(COPY_SLICE)];
-        self.blocking(self.write_timeout, "write", gone_for_writes, |conn| {
-            let was_idle = !conn.has_unsent_data();
-            let n = conn.write(chunk)?;
-            // A busy connection already has a pacing deadline with the I/O thread.
-            if was_idle {
-                shared.wake();
-            }
-            Ok(n)
-        })
+        self.queue(|conn| conn.write(chunk))
     }
 
     fn flush(&mut self) -> io::Result<()> {

@@ -119,6 +119,61 @@ fn stream_is_byte_exact_with_offloads_forced_off() {
     assert_eq!(sent, received);
 }
 
+/// The zero-copy calls: owned writes of every size (short ones are copied, long ones kept)
+/// mixed with copying writes, and chunk reads mixed with copying reads.
+#[test]
+fn owned_writes_and_chunk_reads_are_byte_exact() {
+    let (server, client) = pair(Offloads {
+        gso: true,
+        gro: true,
+    });
+    let total: u64 = 256 << 20;
+    let mut out = client.connect(server.local_addr()).expect("connect");
+    let mut incoming = server.accept().unwrap();
+    let sender = thread::spawn(move || {
+        let mut hasher = blake3::Hasher::new();
+        let mut sent = 0u64;
+        for i in 0usize.. {
+            if sent >= total {
+                break;
+            }
+            let size = [100, 70_000, 1 << 20, 1_500, 300_000][i % 5];
+            let mut chunk = vec![0u8; size.min((total - sent) as usize)];
+            fill(&mut chunk, 9, sent);
+            hasher.update(&chunk);
+            sent += chunk.len() as u64;
+            if i % 3 == 2 {
+                out.write_all(&chunk).unwrap();
+            } else {
+                out.write_bytes(haul_net::Bytes::from(chunk)).unwrap();
+            }
+        }
+        out.finish().unwrap();
+        hasher.finalize()
+    });
+    incoming.set_read_timeout(Some(Duration::from_secs(30)));
+    let mut hasher = blake3::Hasher::new();
+    let mut buf = vec![0u8; 100_000];
+    let mut got = 0u64;
+    for i in 0u64.. {
+        let n = if i % 2 == 0 {
+            let chunk = incoming.read_chunk(1 << 20).unwrap();
+            hasher.update(&chunk);
+            chunk.len()
+        } else {
+            let n = incoming.read(&mut buf).unwrap();
+            hasher.update(&buf[..n]);
+            n
+        };
+        if n == 0 {
+            break;
+        }
+        got += n as u64;
+    }
+    assert_eq!(got, total);
+    assert_eq!(sender.join().unwrap(), hasher.finalize());
+}
+
 #[test]
 fn sixty_four_concurrent_connections_on_one_port() {
     let (server, client) = pair(Offloads {

@@ -188,7 +188,7 @@ fn haul_to_reference(name: &str, len: usize, relay: bool) {
     let dir = tempdir(name);
     let src = data_file(&dir, "src", len, 2);
     let port = free_port();
-    let mut server = Command::new(HAUL)
+    let server = Command::new(HAUL)
         .args([
             "nc",
             "--listen",
@@ -197,6 +197,7 @@ fn haul_to_reference(name: &str, len: usize, relay: bool) {
             &format!("127.0.0.1:{port}"),
         ])
         .stdin(std::fs::File::open(&src).unwrap())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(200));
@@ -215,11 +216,20 @@ fn haul_to_reference(name: &str, len: usize, relay: bool) {
         .unwrap();
     assert!(fetch.success(), "reference recvfile2 failed: {fetch}");
     assert_eq!(sha256(&out), sha256(&src), "fetched file differs");
-    let status = server.wait().unwrap();
+    let server = server.wait_with_output().unwrap();
     if let Some(mut r) = relay_proc {
         let _ = r.kill();
     }
-    assert!(status.success(), "haul nc failed: {status}");
+    // The reference closes as soon as it has every byte, without a last ACK: through a lossy
+    // link its last periodic ACK may be lost, and then haul nc cannot confirm the delivery
+    // and says so (seen in about one run of fifteen). Any other failure is one.
+    let stderr = String::from_utf8_lossy(&server.stderr);
+    let unconfirmed = stderr.contains("closed by the peer before it acknowledged");
+    assert!(
+        server.status.success() || (relay && unconfirmed),
+        "haul nc failed: {}: {stderr}",
+        server.status
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -160,7 +160,7 @@ pub enum Piece {
         len: usize,
     },
     /// `len` bytes of the connection's send buffer from stream offset `offset`; read them with
-    /// [`Connection::sent_bytes`] before the connection changes.
+    /// [`Connection::sent_payload`] before the connection changes.
     Sent {
         /// Stream offset of the first byte.
         offset: u64,
@@ -584,11 +584,27 @@ impl Connection {
 
     /// Queues stream bytes; returns how many were taken, or [`StreamError::Blocked`] if none fit.
     pub fn write(&mut self, data: &[u8]) -> Result<usize, StreamError> {
+        self.write_with(data.len(), |send, n| send.write_stream(&data[..n]))
+    }
+
+    /// Queues stream bytes the caller owns without copying them (short ones are copied);
+    /// returns how many were taken, or [`StreamError::Blocked`] if none fit. Give it what is
+    /// not taken again, as `data.slice(n..)`.
+    pub fn write_bytes(&mut self, data: &Bytes) -> Result<usize, StreamError> {
+        self.write_with(data.len(), |send, n| send.write_bytes(&data.slice(..n)))
+    }
+
+    /// Queues up to `len` stream bytes with `put(send buffer, bytes allowed)`.
+    fn write_with(
+        &mut self,
+        len: usize,
+        put: impl FnOnce(&mut SendBuffer, usize) -> usize,
+    ) -> Result<usize, StreamError> {
         self.writable_state()?;
         if self.config.socket_type != SocketType::Stream {
             return Err(StreamError::WrongMode);
         }
-        if data.is_empty() {
+        if len == 0 {
             return Ok(0);
         }
         let room = self
@@ -596,8 +612,8 @@ impl Connection {
             .max_unsent_bytes
             .max(1)
             .saturating_sub(self.send.unsent());
-        let n = self.send.write_stream(&data[..data.len().min(room)]);
-        if n < data.len() {
+        let n = put(&mut self.send, len.min(room));
+        if n < len {
             self.write_blocked = true;
         }
         if n == 0 {
@@ -1471,7 +1487,8 @@ impl Connection {
     /// (plain `udt4`): `buf` receives the headers, `pieces` the transmit's parts in wire order,
     /// and [`Transmit::size`] counts every byte of them. The driver hands the pieces to the
     /// kernel as one scatter-gather send, reading [`Piece::Sent`] with
-    /// [`Connection::sent_bytes`] before it calls anything that changes the connection.
+    /// [`Connection::sent_payload`] (which shares them, no copy) before it lets an ACK
+    /// release them.
     pub fn poll_transmit_gather(
         &mut self,
         now: Instant,
@@ -1490,10 +1507,12 @@ impl Connection {
         Some(t)
     }
 
-    /// The send-buffer bytes of a [`Piece::Sent`]: one slice, or two where the buffer wraps.
-    /// `None` when they are no longer held (acknowledged since the piece was gathered).
-    pub fn sent_bytes(&self, offset: u64, len: usize) -> Option<(&[u8], &[u8])> {
-        self.send.slices(offset, len)
+    /// The send-buffer bytes of a [`Piece::Sent`], pushed onto `out` as one to three parts
+    /// that share the buffer's memory (a reference count each, no copy): the driver may send
+    /// them after letting go of the connection. False, and nothing pushed, when they are no
+    /// longer held (acknowledged since the piece was gathered).
+    pub fn sent_payload(&self, offset: u64, len: usize, out: &mut Vec<Bytes>) -> bool {
+        self.send.payload(offset, len, out)
     }
 
     fn next_transmit(
@@ -1918,9 +1937,9 @@ mod tests {
             match *piece {
                 Piece::Buf { start, len } => out.extend_from_slice(&buf[start..start + len]),
                 Piece::Sent { offset, len } => {
-                    let (a, b) = conn.sent_bytes(offset, len).unwrap();
-                    out.extend_from_slice(a);
-                    out.extend_from_slice(b);
+                    let mut parts = Vec::new();
+                    assert!(conn.sent_payload(offset, len, &mut parts));
+                    parts.iter().for_each(|p| out.extend_from_slice(p));
                 }
             }
         }

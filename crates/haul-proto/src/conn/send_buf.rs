@@ -2,11 +2,23 @@
 //!
 //! Stream writes are coalesced: a packet is cut only when the pacer lets one go, so many small
 //! writes still fill full-size packets. Messages keep their boundaries.
+//!
+//! Bytes are held as [`Bytes`] chunks, so a driver can take a packet's payload with a reference
+//! count instead of a copy and send it after letting go of the connection. Copying writes go to
+//! a tail that becomes a chunk when packets are cut from it; [`SendBuffer::write_bytes`] adds a
+//! chunk the application already owns, without a copy.
 
 use crate::seq::MsgNo;
 use crate::wire::{MsgInfo, MsgPosition};
+use bytes::{Bytes, BytesMut};
 use std::collections::VecDeque;
 use std::time::Instant;
+
+/// Owned chunks shorter than this are copied into the tail: every chunk but the tail's is then
+/// longer than any payload, and a packet spans at most three chunks.
+const MIN_OWNED_CHUNK: usize = 64 << 10;
+/// The tail grows in steps of at least this much.
+const TAIL_BYTES: usize = 256 << 10;
 
 /// A packet that has been cut (sent at least once) and not yet acknowledged.
 #[derive(Debug, Clone, Copy)]
@@ -49,9 +61,12 @@ struct PendingMessage {
 /// Unacknowledged and unsent application data.
 #[derive(Debug)]
 pub struct SendBuffer {
-    bytes: VecDeque<u8>,
-    /// Stream offset of `bytes[0]`.
+    /// Frozen bytes with the stream offset of each chunk's first byte, oldest first.
+    chunks: VecDeque<(u64, Bytes)>,
+    /// Stream offset of the first byte held (of `chunks[0]`, or of the tail).
     base: u64,
+    /// Written bytes not yet frozen into a chunk; they follow the chunks.
+    tail: BytesMut,
     /// Stream offset of the first byte not yet cut into a packet.
     cut: u64,
     packets: VecDeque<SentPacket>,
@@ -68,8 +83,9 @@ impl SendBuffer {
     /// An empty buffer whose first packet will carry `first_seq`.
     pub fn new(first_seq: u64, capacity: usize, message_mode: bool) -> Self {
         Self {
-            bytes: VecDeque::new(),
+            chunks: VecDeque::new(),
             base: 0,
+            tail: BytesMut::new(),
             cut: 0,
             packets: VecDeque::new(),
             first_seq,
@@ -80,9 +96,26 @@ impl SendBuffer {
         }
     }
 
+    /// Stream offset one past the last byte written.
+    fn end(&self) -> u64 {
+        self.frozen_end() + self.tail.len() as u64
+    }
+
+    /// Stream offset one past the last frozen byte.
+    fn frozen_end(&self) -> u64 {
+        self.chunks
+            .back()
+            .map_or(self.base, |(start, chunk)| start + chunk.len() as u64)
+    }
+
+    /// Bytes held: written and not yet acknowledged.
+    fn held(&self) -> usize {
+        (self.end() - self.base) as usize
+    }
+
     /// Bytes that can still be written.
     pub fn free_space(&self) -> usize {
-        self.capacity.saturating_sub(self.bytes.len())
+        self.capacity.saturating_sub(self.held())
     }
 
     /// Largest message the buffer could ever hold.
@@ -90,11 +123,40 @@ impl SendBuffer {
         self.capacity
     }
 
-    /// Appends stream bytes; returns how many fit.
+    /// Copies stream bytes in; returns how many fit.
     pub fn write_stream(&mut self, data: &[u8]) -> usize {
         let n = data.len().min(self.free_space());
-        self.bytes.extend(&data[..n]);
+        self.append_to_tail(&data[..n]);
         n
+    }
+
+    /// Takes stream bytes the caller owns, without a copy (short ones are copied); returns
+    /// how many fit.
+    pub fn write_bytes(&mut self, data: &Bytes) -> usize {
+        let n = data.len().min(self.free_space());
+        if n < MIN_OWNED_CHUNK {
+            self.append_to_tail(&data[..n]);
+        } else {
+            self.freeze_tail();
+            let start = self.end();
+            self.chunks.push_back((start, data.slice(..n)));
+        }
+        n
+    }
+
+    fn append_to_tail(&mut self, data: &[u8]) {
+        if self.tail.capacity() - self.tail.len() < data.len() {
+            self.tail.reserve(data.len().max(TAIL_BYTES));
+        }
+        self.tail.extend_from_slice(data);
+    }
+
+    /// Makes the tail a chunk (packets are cut from chunks only).
+    fn freeze_tail(&mut self) {
+        if !self.tail.is_empty() {
+            let start = self.frozen_end();
+            self.chunks.push_back((start, self.tail.split().freeze()));
+        }
     }
 
     /// Appends one message whole, or nothing if it does not fit.
@@ -107,7 +169,7 @@ impl SendBuffer {
         if data.len() > self.free_space() {
             return false;
         }
-        self.bytes.extend(data);
+        self.append_to_tail(data);
         let number = self.take_msg_no();
         self.messages.push_back(PendingMessage {
             len: data.len(),
@@ -132,12 +194,12 @@ impl SendBuffer {
 
     /// Bytes written but not yet cut into packets.
     pub fn unsent(&self) -> usize {
-        (self.base + self.bytes.len() as u64 - self.cut) as usize
+        (self.end() - self.cut) as usize
     }
 
     /// Whether nothing remains: every byte was sent and acknowledged.
     pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
+        self.held() == 0
     }
 
     /// Extended sequence number the next new packet will carry.
@@ -154,6 +216,9 @@ impl SendBuffer {
     pub fn cut_packet(&mut self, max_payload: usize) -> Option<u64> {
         if !self.has_unsent() || max_payload == 0 {
             return None;
+        }
+        if self.frozen_end() - self.cut < max_payload as u64 {
+            self.freeze_tail();
         }
         let unsent = self.unsent();
         let (len, msg, deadline) = if self.message_mode {
@@ -209,29 +274,41 @@ impl SendBuffer {
 
     /// Appends the payload of `packet` to `out` (one copy, no zero-fill), returning its length.
     pub fn append_payload(&self, packet: &SentPacket, out: &mut Vec<u8>) -> usize {
-        let Some((a, b)) = self.slices(packet.offset, packet.len()) else {
-            return 0;
-        };
-        out.extend_from_slice(a);
-        out.extend_from_slice(b);
-        a.len() + b.len()
+        let before = out.len();
+        self.for_each_part(packet.offset, packet.len(), |part| {
+            out.extend_from_slice(part);
+        });
+        out.len() - before
     }
 
-    /// The `len` bytes from stream offset `offset`: one slice, or two where the ring wraps.
-    /// `None` unless all of them are held.
-    pub fn slices(&self, offset: u64, len: usize) -> Option<(&[u8], &[u8])> {
-        let start = usize::try_from(offset.checked_sub(self.base)?).ok()?;
-        if start.checked_add(len)? > self.bytes.len() {
-            return None;
+    /// The `len` bytes from stream offset `offset` (cut into packets already), as the chunks'
+    /// own memory: pushed onto `out` in order, one to three parts. False, and nothing pushed,
+    /// unless all of them are held.
+    pub fn payload(&self, offset: u64, len: usize, out: &mut Vec<Bytes>) -> bool {
+        self.for_each_part(offset, len, |part| out.push(part.clone()))
+    }
+
+    /// Calls `f` on the chunk slices that hold `offset..offset + len`, in order; false (and no
+    /// call) unless all of them are frozen and held.
+    fn for_each_part(&self, offset: u64, len: usize, mut f: impl FnMut(&Bytes)) -> bool {
+        let end = offset.saturating_add(len as u64);
+        if offset < self.base || end > self.frozen_end() {
+            return false;
         }
-        let (a, b) = self.bytes.as_slices();
-        Some(if start + len <= a.len() {
-            (&a[start..start + len], &[][..])
-        } else if start >= a.len() {
-            (&b[start - a.len()..start - a.len() + len], &[][..])
-        } else {
-            (&a[start..], &b[..len - (a.len() - start)])
-        })
+        if len == 0 {
+            return true;
+        }
+        let mut i = self.chunks.partition_point(|(start, _)| *start <= offset) - 1;
+        let mut at = offset;
+        while at < end {
+            let (start, chunk) = &self.chunks[i];
+            let from = (at - start) as usize;
+            let to = ((end - start) as usize).min(chunk.len());
+            f(&chunk.slice(from..to));
+            at = start + to as u64;
+            i += 1;
+        }
+        true
     }
 
     /// Releases every packet before `seq`. Returns how many were released.
@@ -247,8 +324,7 @@ impl SendBuffer {
             None => self.cut,
         };
         self.packets.drain(..count as usize);
-        self.bytes.drain(..(released_to - self.base) as usize);
-        self.base = released_to;
+        self.release_to(released_to);
         self.first_seq += count;
         count
     }
@@ -277,11 +353,45 @@ impl SendBuffer {
         Some((first, last, msg))
     }
 
+    /// Forgets the bytes before stream offset `to` (all of them cut and acknowledged).
+    fn release_to(&mut self, to: u64) {
+        while let Some((start, chunk)) = self.chunks.front_mut() {
+            let chunk_end = *start + chunk.len() as u64;
+            if chunk_end <= to {
+                self.chunks.pop_front();
+            } else {
+                if *start < to {
+                    *chunk = chunk.slice((to - *start) as usize..);
+                    *start = to;
+                }
+                break;
+            }
+        }
+        self.base = to;
+    }
+
     /// Discards `len` uncut bytes at the cut point (they belong to a dropped message).
     fn skip_uncut(&mut self, len: u64) {
-        let start = (self.cut - self.base) as usize;
-        self.bytes.drain(start..start + len as usize);
-        // Later offsets shift down by `len`; nothing cut refers to them yet.
+        self.freeze_tail();
+        let (from, to) = (self.cut, self.cut + len);
+        let mut kept = VecDeque::with_capacity(self.chunks.len() + 1);
+        for (start, chunk) in self.chunks.drain(..) {
+            let chunk_end = start + chunk.len() as u64;
+            if chunk_end <= from {
+                kept.push_back((start, chunk));
+                continue;
+            }
+            // Later offsets shift down by `len`; nothing cut refers to them yet.
+            if start < from {
+                kept.push_back((start, chunk.slice(..(from - start) as usize)));
+            }
+            if chunk_end > to {
+                let skip = to.saturating_sub(start) as usize;
+                let new_start = start.max(to) - len;
+                kept.push_back((new_start, chunk.slice(skip..)));
+            }
+        }
+        self.chunks = kept;
     }
 }
 
@@ -309,32 +419,69 @@ mod tests {
         assert!(b.is_empty());
     }
 
+    /// A packet's payload, gathered from its parts.
+    fn payload_of(b: &SendBuffer, offset: u64, len: usize) -> Option<Vec<u8>> {
+        let mut parts = Vec::new();
+        b.payload(offset, len, &mut parts)
+            .then(|| parts.iter().flat_map(|p| p.iter().copied()).collect())
+    }
+
     #[test]
-    fn slices_follow_the_ring_around_its_end() {
-        let mut b = SendBuffer::new(0, 1 << 20, false);
+    fn payloads_follow_the_chunks_whatever_the_writes() {
+        let mut b = SendBuffer::new(0, 1 << 22, false);
         let byte_at = |offset: u64| (offset % 251) as u8;
         let mut written = 0u64;
-        let mut wrapped = false;
-        for round in 0..50u64 {
-            let size = 300 + round * 37 % 500;
+        let mut most_parts = 0;
+        for round in 0..60u64 {
+            let size = if round % 5 == 0 {
+                MIN_OWNED_CHUNK as u64 + round * 13
+            } else {
+                300 + round * 37 % 500
+            };
             let data: Vec<u8> = (written..written + size).map(byte_at).collect();
-            written += b.write_stream(&data) as u64;
-            while let Some(seq) = b.cut_packet(300) {
+            written += if round % 2 == 0 {
+                b.write_bytes(&Bytes::from(data)) as u64
+            } else {
+                b.write_stream(&data) as u64
+            };
+            // A few packets per write (the pacer lags the writer), all of them at the end.
+            let cuts = if round == 59 { usize::MAX } else { 3 };
+            for _ in 0..cuts {
+                let Some(seq) = b.cut_packet(1456) else { break };
                 let p = *b.packet(seq).unwrap();
-                let (x, y) = b.slices(p.offset(), p.len()).unwrap();
-                wrapped |= !y.is_empty();
-                let got: Vec<u8> = x.iter().chain(y).copied().collect();
+                let mut parts = Vec::new();
+                assert!(b.payload(p.offset(), p.len(), &mut parts));
+                most_parts = most_parts.max(parts.len());
                 let want: Vec<u8> = (p.offset()..p.offset() + p.len() as u64)
                     .map(byte_at)
                     .collect();
-                assert_eq!(got, want);
+                assert_eq!(payload_of(&b, p.offset(), p.len()), Some(want));
+                if seq % 7 != 0 {
+                    // Keep some packets unacknowledged so the front moves in steps.
+                    b.ack(seq);
+                }
             }
-            // Keep the last packet unacknowledged so the ring's start moves on.
-            b.ack(b.next_seq() - 1);
         }
-        assert!(wrapped, "the test never reached the ring's end");
-        assert_eq!(b.slices(0, 1), None, "acknowledged bytes are gone");
-        assert_eq!(b.slices(written, 1), None, "bytes never written");
+        assert!(most_parts >= 2, "no packet spanned two chunks");
+        assert!(most_parts <= 3, "{most_parts} parts");
+        assert_eq!(payload_of(&b, 0, 1), None, "acknowledged bytes are gone");
+        assert_eq!(payload_of(&b, written, 1), None, "bytes never written");
+        let last = b.next_seq() - 1;
+        b.ack(last + 1);
+        assert!(b.is_empty());
+    }
+
+    #[test]
+    fn owned_chunks_are_sent_from_their_own_memory() {
+        let mut b = SendBuffer::new(0, 1 << 22, false);
+        let data = Bytes::from(vec![5u8; MIN_OWNED_CHUNK * 2]);
+        assert_eq!(b.write_bytes(&data), data.len());
+        let seq = b.cut_packet(1456).unwrap();
+        let p = *b.packet(seq).unwrap();
+        let mut parts = Vec::new();
+        assert!(b.payload(p.offset(), p.len(), &mut parts));
+        assert_eq!(parts.len(), 1);
+        assert_eq!(parts[0].as_ptr(), data.as_ptr(), "no copy");
     }
 
     #[test]

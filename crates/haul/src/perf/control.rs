@@ -44,6 +44,9 @@ pub struct Params {
     pub window: Option<u64>,
     /// haul's maximum segment size, IP and UDP headers included.
     pub mss: u32,
+    /// haul: move the data with the copying calls instead of the zero-copy ones.
+    #[serde(default)]
+    pub copy: bool,
 }
 
 /// The server's answer: where to open the data connections.

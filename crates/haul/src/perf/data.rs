@@ -1,6 +1,7 @@
 //! Data connections of a test: haul streams or kernel TCP, behind one type.
 
 use anyhow::{Context, Result};
+use haul_net::Bytes;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::os::fd::AsRawFd;
@@ -94,7 +95,10 @@ impl DataStream {
     /// instead of draining a 64 MB buffer. (A tighter bound starves the sender under loss: the
     /// cumulative ACK waits behind every hole, a lost retransmission for an RTO more, and until
     /// then the data behind it counts as unacknowledged.)
-    pub fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+    ///
+    /// haul takes `buf` without a copy ([`haul_net::Stream::write_bytes`]: the kernel's copy
+    /// is the only one, as kernel TCP's), or copies it into its send buffer when `copy`.
+    pub fn write_all(&mut self, buf: &Bytes, copy: bool) -> io::Result<()> {
         match self {
             DataStream::Haul(s) => {
                 let monitor = s.monitor();
@@ -106,7 +110,11 @@ impl DataStream {
                     }
                     std::thread::sleep(std::time::Duration::from_millis(1));
                 }
-                s.write_all(buf)
+                if copy {
+                    s.write_all(buf)
+                } else {
+                    s.write_bytes(buf.clone())
+                }
             }
             DataStream::Tcp(t) => t.write_all(buf),
         }
@@ -114,10 +122,11 @@ impl DataStream {
 
     /// Receives some bytes and drops them, as iperf3 does: kernel TCP reads them into `buf`
     /// (its one copy out of the kernel); haul takes them where they were received
-    /// ([`haul_net::Stream::read_chunk`]: its one copy was the kernel's). Returns how many;
-    /// 0 at the end of the stream.
-    pub fn receive_some(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+    /// ([`haul_net::Stream::read_chunk`]: its one copy was the kernel's), or with `copy` reads
+    /// them into `buf` too. Returns how many; 0 at the end of the stream.
+    pub fn receive_some(&mut self, buf: &mut [u8], copy: bool) -> io::Result<usize> {
         match self {
+            DataStream::Haul(s) if copy => s.read(buf),
             DataStream::Haul(s) => s.read_chunk(buf.len()).map(|chunk| chunk.len()),
             DataStream::Tcp(t) => t.read(buf),
         }

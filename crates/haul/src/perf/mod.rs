@@ -10,7 +10,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use clap::{ArgGroup, Args};
 use control::{Control, Params, Ready, SideReport, Transport, VERSION};
 use data::{tune_tcp, DataStream, Probe};
-use haul_net::{Dialect, Endpoint, NetConfig};
+use haul_net::{Bytes, Dialect, Endpoint, NetConfig};
 use report::{Interval, Reporter, Summary};
 use std::io::ErrorKind;
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
@@ -72,6 +72,12 @@ pub struct PerfArgs {
     /// measure the encrypted dialect `haul copy` uses. Default: the plain udt4 dialect.
     #[arg(long, value_name = "FILE", conflicts_with = "tcp")]
     key_file: Option<PathBuf>,
+    /// haul: move the data with the copying calls (`Write::write`, `Read::read`), as an
+    /// application that writes from and reads into its own buffers does. Default: the
+    /// zero-copy ones (`Stream::write_bytes`, `Stream::read_chunk`), so that the kernel's copy
+    /// is the only one, as with kernel TCP.
+    #[arg(long, conflicts_with = "tcp")]
+    copy: bool,
     /// The server exits after one test.
     #[arg(long, short = '1')]
     one_off: bool,
@@ -236,6 +242,7 @@ fn client(args: &PerfArgs, host: &str) -> Result<()> {
         tcp_cc: args.tcp_cc.clone(),
         window: args.window,
         mss: args.mss.unwrap_or(1500),
+        copy: args.copy,
     };
     control.send(&params)?;
     let ready: Ready = control.recv()?;
@@ -351,7 +358,7 @@ fn run_test(
                 if sending {
                     send(stream, &params, &bytes)
                 } else {
-                    receive(stream, &bytes)
+                    receive(stream, &params, &bytes)
                 }
             })
         })
@@ -385,7 +392,7 @@ fn run_test(
 
 /// Writes until the time or byte budget is spent, then waits until the receiver has everything.
 fn send(mut stream: DataStream, params: &Params, bytes: &AtomicU64) -> Result<Instant> {
-    let chunk = vec![0x68u8; 1 << 20];
+    let chunk = Bytes::from(vec![0x68u8; 1 << 20]);
     let deadline = Instant::now() + Duration::from_secs_f64(params.seconds);
     let mut sent = 0u64;
     loop {
@@ -396,7 +403,7 @@ fn send(mut stream: DataStream, params: &Params, bytes: &AtomicU64) -> Result<In
             None => chunk.len(),
         };
         stream
-            .write_all(&chunk[..n])
+            .write_all(&chunk.slice(..n), params.copy)
             .context("sending data (the receiver went away?)")?;
         sent += n as u64;
         bytes.fetch_add(n as u64, Ordering::Relaxed);
@@ -406,11 +413,11 @@ fn send(mut stream: DataStream, params: &Params, bytes: &AtomicU64) -> Result<In
 }
 
 /// Reads to the end of the stream.
-fn receive(mut stream: DataStream, bytes: &AtomicU64) -> Result<Instant> {
+fn receive(mut stream: DataStream, params: &Params, bytes: &AtomicU64) -> Result<Instant> {
     let mut buf = vec![0u8; 4 << 20];
     loop {
         let n = stream
-            .receive_some(&mut buf)
+            .receive_some(&mut buf, params.copy)
             .context("receiving data (the sender went away?)")?;
         if n == 0 {
             return Ok(Instant::now());
