@@ -1,29 +1,37 @@
 //! Receive buffers handed on as [`Bytes`]: a large message (a GRO batch) leaves in the memory
-//! the kernel wrote it to, and its slot gets a fresh buffer; a small one is copied into a
-//! shared arena, so that a lone packet held by a slow reader pins a few bytes, not a slot.
+//! the kernel wrote it to, and its slot takes another block (one whose bytes were all read, if
+//! there is one); a small one is copied into a shared arena, so that a lone packet held by a
+//! slow reader pins a few bytes, not a slot.
 
 use crate::socket::{BATCH, MAX_RECV};
 use bytes::{Bytes, BytesMut};
+use haul_proto::arena::{Arena, BlockPool};
 
 /// Messages at least this long are handed on without a copy (the slot they pin is at most
 /// four times their size).
 const ZERO_COPY_MIN: usize = MAX_RECV / 4;
-/// Small messages are copied into arenas of this size.
+/// Small messages are copied into blocks of this size.
 const ARENA_BYTES: usize = 256 << 10;
+/// Retired blocks kept for reuse (512 MiB of each kind at most: received data waits in them
+/// until the application reads it).
+const SLOTS_KEEP: usize = 8192;
+const ARENA_KEEP: usize = 2048;
 
 /// [`BATCH`] slots of [`MAX_RECV`] bytes for one `recvmmsg`, and the arena for small messages.
 pub(crate) struct RecvPool {
     slots: Vec<BytesMut>,
-    arena: BytesMut,
+    /// Where slots whose memory was handed out get their next buffer.
+    blocks: BlockPool,
+    arena: Arena,
 }
 
 impl Default for RecvPool {
     fn default() -> Self {
+        let mut blocks = BlockPool::new(MAX_RECV, SLOTS_KEEP);
         Self {
-            slots: (0..BATCH)
-                .map(|_| BytesMut::with_capacity(MAX_RECV))
-                .collect(),
-            arena: BytesMut::new(),
+            slots: (0..BATCH).map(|_| blocks.take(MAX_RECV)).collect(),
+            blocks,
+            arena: Arena::new(ARENA_BYTES, ARENA_KEEP),
         }
     }
 }
@@ -31,9 +39,13 @@ impl Default for RecvPool {
 impl RecvPool {
     /// Where the kernel may write: each slot's `MAX_RECV` bytes.
     pub(crate) fn iovecs(&mut self) -> impl Iterator<Item = libc::iovec> + '_ {
-        self.slots.iter_mut().map(|slot| {
+        let blocks = &mut self.blocks;
+        self.slots.iter_mut().map(move |slot| {
             slot.clear();
-            slot.reserve(MAX_RECV);
+            if slot.capacity() < MAX_RECV {
+                let handed_out = std::mem::replace(slot, blocks.take(MAX_RECV));
+                blocks.retire(handed_out);
+            }
             let spare = slot.spare_capacity_mut();
             libc::iovec {
                 iov_base: spare.as_mut_ptr() as *mut libc::c_void,
@@ -50,15 +62,12 @@ impl RecvPool {
         // (the `recvmmsg` that reported them used the pointers `iovecs` gave).
         unsafe { slot.set_len(len) };
         if len >= ZERO_COPY_MIN {
-            // The slot's next `iovecs` finds it shared and takes a fresh buffer.
+            // The slot's next `iovecs` finds it short of room and takes another block.
             return slot.split().freeze();
         }
-        if self.arena.capacity() - self.arena.len() < len {
-            self.arena = BytesMut::with_capacity(ARENA_BYTES);
-        }
-        self.arena.extend_from_slice(slot);
+        let copy = self.arena.copy(slot);
         slot.clear();
-        self.arena.split().freeze()
+        copy
     }
 }
 

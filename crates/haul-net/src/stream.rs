@@ -5,6 +5,7 @@ use crate::driver::{Endpoint, NetConfig, NetError};
 use bytes::Bytes;
 use haul_proto::secure::PresharedKey;
 use haul_proto::{CloseReason, Connection, Stats, StreamError};
+use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -15,6 +16,8 @@ const WAIT_SLICE: Duration = Duration::from_millis(50);
 /// Longest `finish` waits for the I/O thread to hand gathered packets to the kernel (it takes
 /// microseconds; the bound only guards against a thread that is gone).
 const SEND_GRACE: Duration = Duration::from_secs(1);
+/// Most bytes `read_chunk` takes per lock acquisition (a chunk is one packet).
+const TAKE_BYTES: usize = 1 << 20;
 /// Most bytes copied per lock acquisition, so the I/O thread is never held up long.
 const COPY_SLICE: usize = 256 << 10;
 
@@ -26,6 +29,9 @@ pub struct Stream {
     id: u32,
     read_timeout: Option<Duration>,
     write_timeout: Option<Duration>,
+    /// Chunks [`Stream::read_chunk`] took from the connection in one go and has not handed out
+    /// yet (this handle's: reads through it return them first).
+    taken: VecDeque<Bytes>,
 }
 
 /// The connection behind every clone of a [`Stream`]; closes it when the last one goes.
@@ -63,6 +69,7 @@ impl Stream {
             id,
             read_timeout: None,
             write_timeout: None,
+            taken: VecDeque::new(),
         }
     }
 
@@ -75,6 +82,7 @@ impl Stream {
             id: self.id,
             read_timeout: self.read_timeout,
             write_timeout: self.write_timeout,
+            taken: VecDeque::new(),
         })
     }
 
@@ -159,12 +167,40 @@ impl Stream {
     /// the caller's buffer instead). An empty chunk means the peer closed and everything was
     /// read; blocks like `read` (and honours its timeout). Example: the crate documentation.
     pub fn read_chunk(&mut self, max: usize) -> io::Result<Bytes> {
-        self.blocking(
-            self.read_timeout,
-            "read",
-            || Ok(Bytes::new()),
-            |conn| conn.read_chunk(max),
-        )
+        if self.taken.is_empty() {
+            // One packet per chunk: take up to TAKE_BYTES of them per hold of the lock.
+            let mut taken = std::mem::take(&mut self.taken);
+            let result = self.blocking(
+                self.read_timeout,
+                "read",
+                || Ok(()),
+                |conn| {
+                    let mut bytes = 0;
+                    while bytes < TAKE_BYTES {
+                        match conn.read_chunk(usize::MAX) {
+                            Ok(chunk) if !chunk.is_empty() => {
+                                bytes += chunk.len();
+                                taken.push_back(chunk);
+                            }
+                            // The end of the stream: an empty chunk, once those before are out.
+                            Ok(_) if bytes == 0 => return Ok(()),
+                            Err(e) if bytes == 0 => return Err(e),
+                            _ => break,
+                        }
+                    }
+                    Ok(())
+                },
+            );
+            self.taken = taken;
+            result?;
+        }
+        let Some(mut chunk) = self.taken.pop_front() else {
+            return Ok(Bytes::new());
+        };
+        if chunk.len() > max {
+            self.taken.push_front(chunk.split_off(max));
+        }
+        Ok(chunk)
     }
 
     /// Writes all of `data` without copying it: the send buffer keeps `data`'s memory (a
@@ -366,6 +402,20 @@ impl io::Read for Stream {
     /// Reads what has arrived: one copy, from the memory the datagrams were received into
     /// ([`Stream::read_chunk`] takes that memory without a copy).
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if !self.taken.is_empty() {
+            // What `read_chunk` took already comes first.
+            let mut filled = 0;
+            while let Some(chunk) = self.taken.front_mut() {
+                let n = chunk.len().min(buf.len() - filled);
+                buf[filled..filled + n].copy_from_slice(&chunk.split_to(n));
+                filled += n;
+                if !chunk.is_empty() {
+                    break;
+                }
+                self.taken.pop_front();
+            }
+            return Ok(filled);
+        }
         // Freed buffer space reaches the sender with the next periodic ACK.
         let len = buf.len().min(COPY_SLICE);
         self.blocking(

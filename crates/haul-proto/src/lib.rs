@@ -21,6 +21,7 @@
 
 #![warn(missing_docs)]
 
+pub mod arena;
 pub mod cc;
 mod conn;
 mod endpoint;

@@ -13,6 +13,7 @@ mod send_buf;
 
 pub use config::{ConnectionConfig, Dialect};
 
+use crate::arena::Arena;
 use crate::cc::{AckSample, CcInit, CongestionControl, LossSample, PathEstimate};
 use crate::ranges::RangeMap;
 use crate::secure::{self, Initiator, OpenError, PresharedKey, Protection, Responder};
@@ -47,6 +48,10 @@ const MAX_RENAK_PACKETS: usize = 4;
 const MAX_PACING_CREDIT: Duration = Duration::from_millis(1);
 /// Copies of the shutdown packet (it is never retransmitted).
 const SHUTDOWN_COPIES: usize = 3;
+/// Datagrams are decrypted into blocks of this size, of which this many (512 MiB) are kept for
+/// reuse: the plain packets wait in them until the application reads them.
+const OPEN_ARENA_BYTES: usize = 256 << 10;
+const OPEN_ARENA_KEEP: usize = 2048;
 /// Most data datagrams a connecting client keeps until the acceptance arrives.
 const MAX_EARLY_DATA: usize = 256;
 
@@ -254,8 +259,8 @@ pub struct Connection {
     protection: Option<Box<Protection>>,
     /// `haul` dialect, server: the pre-shared key the client proved (one of the listener's).
     proved_key: Option<PresharedKey>,
-    /// Where opened datagrams are decrypted.
-    open_buf: Vec<u8>,
+    /// Where datagrams are decrypted (an arena: plain packets are split off it).
+    open_arena: Arena,
     mss: u32,
     payload: usize,
     /// The peer's receive buffer in packets, from its handshake (ours until then).
@@ -364,7 +369,7 @@ impl Connection {
             initiator: None,
             protection: None,
             proved_key: None,
-            open_buf: Vec::new(),
+            open_arena: Arena::new(OPEN_ARENA_BYTES, OPEN_ARENA_KEEP),
             snd_loss: RangeMap::new(),
             flow_window: 2,
             cc: None,
@@ -830,14 +835,12 @@ impl Connection {
             self.keep_early(bytes);
             return;
         };
-        let mut plain = std::mem::take(&mut self.open_buf);
-        match protection.open(bytes, &mut plain) {
-            // Opened into a buffer of ours: its payloads are copied when stored.
-            Ok(packet) => self.handle_plain(now, packet, None),
+        match protection.open(bytes, self.open_arena.room(bytes.len())) {
+            // Opened into the arena: the receive buffer keeps slices of it, no further copy.
+            Ok(packet) => self.handle_plain(now, &packet, Some(&packet)),
             Err(OpenError::Forged) => self.stats.packets_forged += 1,
             Err(OpenError::Replayed) => self.stats.packets_replayed += 1,
         }
-        self.open_buf = plain;
     }
 
     fn keep_early(&mut self, bytes: &[u8]) {

@@ -7,9 +7,10 @@
 //! application. Payloads live in a pool indexed by the slots and reused last-in-first-out, so
 //! memory follows what is held, not the window (262 144 packets by default).
 
+use crate::arena::Arena;
 use crate::seq::MsgNo;
 use crate::wire::MsgInfo;
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SlotState {
@@ -38,8 +39,10 @@ const EMPTY: Slot = Slot {
     page: NO_PAGE,
 };
 
-/// Copies of payloads that did not arrive as [`Bytes`] go into arenas of this size.
+/// Copies of payloads that did not arrive as [`Bytes`] go into blocks of this size, of which
+/// this many (512 MiB) are kept for reuse — more than a default window holds.
 const ARENA_BYTES: usize = 256 << 10;
+const ARENA_KEEP: usize = 2048;
 
 /// What became of an arriving packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +66,7 @@ pub struct RecvBuffer {
     /// Pool entries given back, most recently freed last (reused first).
     free_pages: Vec<u32>,
     /// Where payloads that arrive as borrowed bytes are copied.
-    arena: BytesMut,
+    arena: Arena,
     /// First sequence number not yet consumed by the application.
     read_seq: u64,
     /// Bytes of slot `read_seq` already read (stream mode).
@@ -80,7 +83,7 @@ impl RecvBuffer {
             slots: vec![EMPTY; packets],
             slot_size,
             free_pages: Vec::new(),
-            arena: BytesMut::new(),
+            arena: Arena::new(ARENA_BYTES, ARENA_KEEP),
             read_seq: first_seq,
             read_off: 0,
         }
@@ -130,11 +133,7 @@ impl RecvBuffer {
                 return owner.slice_ref(payload);
             }
         }
-        if self.arena.capacity() - self.arena.len() < payload.len() {
-            self.arena = BytesMut::with_capacity(ARENA_BYTES.max(payload.len()));
-        }
-        self.arena.extend_from_slice(payload);
-        self.arena.split().freeze()
+        self.arena.copy(payload)
     }
 
     /// Moves an untouched buffer to start at `first_seq` (a rendezvous learns the peer's ISN late).

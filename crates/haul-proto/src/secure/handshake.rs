@@ -187,7 +187,7 @@ mod tests {
         let mut wire = vec![0u8; 16];
         wire.extend_from_slice(b"data");
         client_keys.seal(&mut wire, 0);
-        let mut out = Vec::new();
+        let mut out = bytes::BytesMut::new();
         assert_eq!(&server_keys.open(&wire, &mut out).unwrap()[16..], b"data");
     }
 

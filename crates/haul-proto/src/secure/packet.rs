@@ -2,6 +2,7 @@
 
 use super::Cipher;
 use crate::wire::HEADER_LEN;
+use bytes::{Bytes, BytesMut};
 use ring::aead::{Aad, LessSafeKey, Nonce, Tag, UnboundKey, NONCE_LEN};
 use thiserror::Error;
 
@@ -80,8 +81,10 @@ impl Protection {
         buf.extend_from_slice(tag.as_ref());
     }
 
-    /// Verifies and decrypts `bytes` into `out` (cleared first); returns the plain packet.
-    pub fn open<'o>(&mut self, bytes: &[u8], out: &'o mut Vec<u8>) -> Result<&'o [u8], OpenError> {
+    /// Verifies and decrypts `bytes` into `out` (empty: an arena's room) and returns the plain
+    /// packet, split off `out` without a copy; `out` keeps its spare room. On failure `out` is
+    /// as it was.
+    pub fn open(&mut self, bytes: &[u8], out: &mut BytesMut) -> Result<Bytes, OpenError> {
         let body_end = bytes
             .len()
             .checked_sub(PN_LEN + TAG_LEN)
@@ -93,14 +96,20 @@ impl Protection {
         if !self.replay.is_fresh(pn) {
             return Err(OpenError::Replayed);
         }
-        out.clear();
+        let start = out.len();
         out.extend_from_slice(&bytes[..body_end]);
-        let aad = aad(&out[..HEADER_LEN], pn);
-        self.open
-            .open_in_place_separate_tag(nonce(pn), Aad::from(aad), tag, &mut out[HEADER_LEN..], 0..)
-            .map_err(|_| OpenError::Forged)?;
+        let aad = aad(&out[start..start + HEADER_LEN], pn);
+        let body = &mut out[start + HEADER_LEN..];
+        if self
+            .open
+            .open_in_place_separate_tag(nonce(pn), Aad::from(aad), tag, body, 0..)
+            .is_err()
+        {
+            out.truncate(start);
+            return Err(OpenError::Forged);
+        }
         self.replay.mark(pn);
-        Ok(out)
+        Ok(out.split().split_off(start).freeze())
     }
 }
 
@@ -186,8 +195,8 @@ mod tests {
             tx.seal(&mut wire, 0);
             assert_eq!(wire.len(), plain.len() + PN_LEN + TAG_LEN);
             assert_ne!(&wire[HEADER_LEN..plain.len()], &plain[HEADER_LEN..]);
-            let mut out = Vec::new();
-            assert_eq!(rx.open(&wire, &mut out), Ok(&plain[..]));
+            let mut out = BytesMut::new();
+            assert_eq!(rx.open(&wire, &mut out).as_deref(), Ok(&plain[..]));
             assert_eq!(rx.open(&wire, &mut out), Err(OpenError::Replayed));
             for i in 0..wire.len() {
                 let mut bad = wire.clone();
@@ -204,11 +213,32 @@ mod tests {
     }
 
     #[test]
+    fn packets_open_one_after_another_in_the_same_room() {
+        let (mut tx, mut rx) = pair(Cipher::Aes256Gcm);
+        let mut out = BytesMut::with_capacity(4096);
+        let mut opened = Vec::new();
+        for text in [&b"first"[..], b"second"] {
+            let mut wire = packet(text);
+            tx.seal(&mut wire, 0);
+            opened.push(rx.open(&wire, &mut out).unwrap());
+            assert!(out.is_empty() && out.capacity() > 0, "the room is kept");
+        }
+        assert_eq!(&opened[0][HEADER_LEN..], b"first");
+        assert_eq!(&opened[1][HEADER_LEN..], b"second");
+        let follows = opened[0].as_ptr() as usize + opened[0].len();
+        assert_eq!(
+            opened[1].as_ptr() as usize,
+            follows,
+            "one block, no new allocation"
+        );
+    }
+
+    #[test]
     fn the_wrong_direction_key_does_not_open() {
         let (mut tx, _) = pair(Cipher::Aes256Gcm);
         let mut wire = packet(b"x");
         tx.seal(&mut wire, 0);
-        let mut out = Vec::new();
+        let mut out = BytesMut::new();
         assert_eq!(tx.open(&wire, &mut out), Err(OpenError::Forged));
     }
 
