@@ -500,6 +500,23 @@ mod tests {
     }
 
     #[test]
+    fn a_dropped_message_leaves_the_next_one_intact() {
+        let mut b = SendBuffer::new(0, 1 << 20, true);
+        assert!(b.write_message(&[1; 3000], true, None));
+        let first = b.cut_packet(1456).unwrap();
+        // Written after the first cut: it lands in a later chunk than the first message.
+        assert!(b.write_message(&[2; 10], false, None));
+        assert_eq!(b.drop_message(first).map(|(f, l, _)| (f, l)), Some((0, 0)));
+        let next = b.cut_packet(1456).unwrap();
+        let p = *b.packet(next).unwrap();
+        assert_eq!(p.msg.position, MsgPosition::Solo);
+        assert_eq!(payload_of(&b, p.offset(), p.len()), Some(vec![2; 10]));
+        assert_eq!(b.cut_packet(1456), None);
+        b.ack(next + 1);
+        assert!(b.is_empty());
+    }
+
+    #[test]
     fn full_buffer_refuses_a_message_whole() {
         let mut b = SendBuffer::new(0, 100, true);
         assert!(!b.write_message(&[0; 101], true, None));
