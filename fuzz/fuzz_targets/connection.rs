@@ -1,7 +1,9 @@
-//! Arbitrary datagrams into a listener and into an established connection, in both dialects:
-//! nothing may panic.
+//! Arbitrary datagrams into a listener and into an established connection, in both dialects,
+//! borrowed or owned (`Bytes`, kept without a copy) and read by copy or by chunk: nothing may
+//! panic.
 #![no_main]
 
+use bytes::Bytes;
 use haul_proto::secure::PresharedKey;
 use haul_proto::{Connection, ConnectionConfig, DatagramEvent, Dialect, Endpoint, EndpointConfig};
 use libfuzzer_sys::fuzz_target;
@@ -42,6 +44,7 @@ fuzz_target!(|data: &[u8]| {
         send_buffer_bytes: 1 << 20,
         ..ConnectionConfig::default()
     };
+    let owned = data.first().is_some_and(|b| b & 2 == 2);
     let (mut endpoint, mut conn) = established(small, now, peer);
     let _ = conn.write(&[0x55; 100_000]);
     let mut buf = Vec::new();
@@ -49,12 +52,20 @@ fuzz_target!(|data: &[u8]| {
     for (i, datagram) in data.split(|b| *b == 0xFF).enumerate() {
         let t = now + Duration::from_millis(i as u64 * 7);
         let _ = endpoint.handle(t, peer, datagram, &mut buf);
-        conn.handle_datagram(t, peer, datagram);
+        if owned {
+            conn.handle_datagram_bytes(t, peer, &Bytes::copy_from_slice(datagram));
+        } else {
+            conn.handle_datagram(t, peer, datagram);
+        }
         conn.handle_timeout(t);
         while conn.poll_transmit(t, &mut buf).is_some() {
             buf.clear();
         }
-        let mut out = [0u8; 4096];
-        let _ = conn.read(&mut out);
+        if i % 2 == 0 {
+            let _ = conn.read_chunk(4096);
+        } else {
+            let mut out = [0u8; 4096];
+            let _ = conn.read(&mut out);
+        }
     }
 });
