@@ -165,8 +165,12 @@ impl Stream {
     /// Reads the next stream bytes without copying them: up to `max` bytes, the rest of one
     /// packet at most, in the memory they were received into (`Read::read` copies them into
     /// the caller's buffer instead). An empty chunk means the peer closed and everything was
-    /// read; blocks like `read` (and honours its timeout). Example: the crate documentation.
+    /// read (or `max` is 0, as `read` into an empty buffer); blocks like `read` (and honours
+    /// its timeout). Example: the crate documentation.
     pub fn read_chunk(&mut self, max: usize) -> io::Result<Bytes> {
+        if max == 0 {
+            return Ok(Bytes::new());
+        }
         if self.taken.is_empty() {
             // One packet per chunk: take up to TAKE_BYTES of them per hold of the lock.
             let mut taken = std::mem::take(&mut self.taken);

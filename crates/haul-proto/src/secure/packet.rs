@@ -81,9 +81,9 @@ impl Protection {
         buf.extend_from_slice(tag.as_ref());
     }
 
-    /// Verifies and decrypts `bytes` into `out` (empty: an arena's room) and returns the plain
-    /// packet, split off `out` without a copy; `out` keeps its spare room. On failure `out` is
-    /// as it was.
+    /// Verifies and decrypts `bytes` into `out` (cleared first: an arena's room) and returns
+    /// the plain packet, split off `out` without a copy; `out` keeps its spare room. On
+    /// failure `out` is left empty.
     pub fn open(&mut self, bytes: &[u8], out: &mut BytesMut) -> Result<Bytes, OpenError> {
         let body_end = bytes
             .len()
@@ -96,20 +96,20 @@ impl Protection {
         if !self.replay.is_fresh(pn) {
             return Err(OpenError::Replayed);
         }
-        let start = out.len();
+        out.clear();
         out.extend_from_slice(&bytes[..body_end]);
-        let aad = aad(&out[start..start + HEADER_LEN], pn);
-        let body = &mut out[start + HEADER_LEN..];
+        let aad = aad(&out[..HEADER_LEN], pn);
+        let body = &mut out[HEADER_LEN..];
         if self
             .open
             .open_in_place_separate_tag(nonce(pn), Aad::from(aad), tag, body, 0..)
             .is_err()
         {
-            out.truncate(start);
+            out.clear();
             return Err(OpenError::Forged);
         }
         self.replay.mark(pn);
-        Ok(out.split().split_off(start).freeze())
+        Ok(out.split().freeze())
     }
 }
 
