@@ -458,7 +458,7 @@ fn io_loop(shared: Arc<Shared>) {
                 .enumerate()
                 .map(|(i, r)| (r.from, pool.take(i, r.len), r.segment)),
         );
-        let (timeout, exit, round) = {
+        let (timeout, exit, round, notify) = {
             let mut guard = shared.lock();
             let inner = &mut *guard;
             inner.round += 1;
@@ -483,14 +483,21 @@ fn io_loop(shared: Arc<Shared>) {
                 }
             }
             reap(inner);
-            if notify || !inner.accept_queue.is_empty() {
-                shared.cond.notify_all();
-            }
+            notify |= !inner.accept_queue.is_empty();
             let exit = Arc::strong_count(&shared) == 1 && inner.conns.is_empty();
             let next = inner.conns.values().filter_map(|c| c.poll_timeout()).min();
             let timeout = next.map_or(IDLE_POLL, |t| t.saturating_duration_since(now));
-            (timeout.clamp(PACING_QUANTUM, IDLE_POLL), exit, inner.round)
+            (
+                timeout.clamp(PACING_QUANTUM, IDLE_POLL),
+                exit,
+                inner.round,
+                notify,
+            )
         };
+        // After letting go of the lock: a thread woken under it would wait for it at once.
+        if notify {
+            shared.cond.notify_all();
+        }
         tx.send(&shared.socket, &mut io);
         tx.clear();
         shared.sent_round.store(round, Ordering::Release);
