@@ -55,8 +55,11 @@ def haul_case(args, seconds):
     }
 
 
-def iperf_case(seconds):
-    out = sh(["iperf3", "-c", "127.0.0.1", "-p", str(IPERF_PORT), "-t", str(seconds), "-J"]).stdout
+def iperf_case(seconds, udp=False):
+    """iperf3 over kernel TCP, or with `udp` bare UDP: 65 000-byte datagrams as fast as the
+    kernel takes them, no protocol at all (the ceiling any UDP transport meets here)."""
+    extra = ["-u", "-b", "0", "-l", "65000"] if udp else []
+    out = sh(["iperf3", "-c", "127.0.0.1", "-p", str(IPERF_PORT), "-t", str(seconds), "-J", *extra]).stdout
     d = json.loads(out)
     end = d["end"]
     received = end["sum_received"]
@@ -101,6 +104,7 @@ def main():
     ]
     if have_iperf:
         cases.append(("kernel TCP (iperf3, cubic)", lambda: iperf_case(a.seconds)))
+        cases.append(("kernel UDP, no protocol (iperf3 -u, 65 000 B)", lambda: iperf_case(a.seconds, udp=True)))
     results = {name: [] for name, _ in cases}
     steal0, total0 = cpu_ticks()
     try:
