@@ -46,10 +46,11 @@ impl BlockPool {
         BytesMut::with_capacity(self.block.max(min))
     }
 
-    /// Gives back a buffer whose bytes were split off and may still be read: it is taken again
-    /// once they are all dropped.
+    /// Gives back a buffer [`BlockPool::take`] handed out, whose bytes were split off and may
+    /// still be read (all of them, even: an exhausted handle still reclaims its whole block): it
+    /// is taken again once they are all dropped.
     pub fn retire(&mut self, block: BytesMut) {
-        if block.capacity() + block.len() > 0 && self.retired.len() < self.keep {
+        if self.retired.len() < self.keep {
             self.retired.push_back(block);
         }
     }
@@ -59,7 +60,8 @@ impl BlockPool {
 #[derive(Debug)]
 pub struct Arena {
     pool: BlockPool,
-    current: BytesMut,
+    /// The block being filled (none before the first copy).
+    current: Option<BytesMut>,
 }
 
 impl Arena {
@@ -67,17 +69,22 @@ impl Arena {
     pub fn new(block: usize, keep: usize) -> Self {
         Self {
             pool: BlockPool::new(block, keep),
-            current: BytesMut::new(),
+            current: None,
         }
     }
 
     /// The buffer to append at most `len` bytes to; split what was appended off it.
     pub fn room(&mut self, len: usize) -> &mut BytesMut {
-        if self.current.capacity() - self.current.len() < len {
-            let full = std::mem::replace(&mut self.current, self.pool.take(len));
-            self.pool.retire(full);
+        let short = self
+            .current
+            .as_ref()
+            .is_none_or(|c| c.capacity() - c.len() < len);
+        if short {
+            if let Some(full) = self.current.replace(self.pool.take(len)) {
+                self.pool.retire(full);
+            }
         }
-        &mut self.current
+        self.current.get_or_insert_with(BytesMut::new)
     }
 
     /// A copy of `data`.
@@ -91,6 +98,22 @@ impl Arena {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_exhausted_block_is_reused_once_its_bytes_are_dropped() {
+        let mut pool = BlockPool::new(1024, 4);
+        let mut block = pool.take(1024);
+        let address = block.as_ptr();
+        block.extend_from_slice(&[7; 1024]);
+        let bytes = block.split().freeze();
+        assert_eq!(block.capacity(), 0);
+        pool.retire(block);
+        // Still read: a new block.
+        let other = pool.take(1024);
+        assert_ne!(other.as_ptr(), address);
+        drop(bytes);
+        assert_eq!(pool.take(1024).as_ptr(), address);
+    }
 
     #[test]
     fn a_block_is_reused_once_its_bytes_are_dropped() {
