@@ -1,8 +1,9 @@
 //! Two connections back to back in memory on a virtual clock, with a bottleneck between them:
 //! the sans-IO core's whole per-packet path — write, cut, gather, parse, receive buffer, read,
 //! ACKs, timers — and nothing of the kernel's. The sender paces at a fixed rate just below the
-//! bottleneck's (`FixedRate`), so every run reaches the same steady state: no queue, no loss. Shared by the
-//! `data_path` benchmark (instructions per packet under callgrind) and the allocation test.
+//! bottleneck's (`FixedRate`), so every run reaches the same steady state: no queue, no loss.
+//! Shared by the `data_path` benchmark (instructions per packet under callgrind) and the
+//! allocation test.
 
 use bytes::Bytes;
 use haul_proto::arena::Arena;
@@ -50,7 +51,7 @@ pub struct Pair {
 }
 
 impl Pair {
-    /// Runs the handshake with default settings.
+    /// Runs the handshake (default settings but the fixed-rate controller).
     pub fn connect() -> Pair {
         let now = Instant::now();
         let sender_addr: SocketAddr = "10.0.0.1:4000".parse().expect("literal");
