@@ -275,8 +275,8 @@ impl SendBuffer {
     /// Appends the payload of `packet` to `out` (one copy, no zero-fill), returning its length.
     pub fn append_payload(&self, packet: &SentPacket, out: &mut Vec<u8>) -> usize {
         let before = out.len();
-        self.for_each_part(packet.offset, packet.len(), |part| {
-            out.extend_from_slice(part);
+        self.for_each_part(packet.offset, packet.len(), |chunk, range| {
+            out.extend_from_slice(&chunk[range]);
         });
         out.len() - before
     }
@@ -285,12 +285,17 @@ impl SendBuffer {
     /// own memory: pushed onto `out` in order, one to three parts. False, and nothing pushed,
     /// unless all of them are held.
     pub fn payload(&self, offset: u64, len: usize, out: &mut Vec<Bytes>) -> bool {
-        self.for_each_part(offset, len, |part| out.push(part.clone()))
+        self.for_each_part(offset, len, |chunk, range| out.push(chunk.slice(range)))
     }
 
-    /// Calls `f` on the chunk slices that hold `offset..offset + len`, in order; false (and no
-    /// call) unless all of them are frozen and held.
-    fn for_each_part(&self, offset: u64, len: usize, mut f: impl FnMut(&Bytes)) -> bool {
+    /// Calls `f` with each chunk that holds part of `offset..offset + len` and that part's range
+    /// in it, in order; false (and no call) unless all of them are frozen and held.
+    fn for_each_part(
+        &self,
+        offset: u64,
+        len: usize,
+        mut f: impl FnMut(&Bytes, std::ops::Range<usize>),
+    ) -> bool {
         let end = offset.saturating_add(len as u64);
         if offset < self.base || end > self.frozen_end() {
             return false;
@@ -304,7 +309,7 @@ impl SendBuffer {
             let (start, chunk) = &self.chunks[i];
             let from = (at - start) as usize;
             let to = ((end - start) as usize).min(chunk.len());
-            f(&chunk.slice(from..to));
+            f(chunk, from..to);
             at = start + to as u64;
             i += 1;
         }
