@@ -9,7 +9,8 @@ use bytes::Bytes;
 use haul_proto::arena::Arena;
 use haul_proto::cc::FixedRateFactory;
 use haul_proto::{
-    Connection, ConnectionConfig, DatagramEvent, Endpoint, EndpointConfig, Piece, StreamError,
+    Connection, ConnectionConfig, DatagramEvent, Dialect, Endpoint, EndpointConfig, Piece,
+    StreamError,
 };
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -51,8 +52,8 @@ pub struct Pair {
 }
 
 impl Pair {
-    /// Runs the handshake (default settings but the fixed-rate controller).
-    pub fn connect() -> Pair {
+    /// Runs the handshake in `dialect` (default settings but the fixed-rate controller).
+    pub fn connect(dialect: Dialect) -> Pair {
         let now = Instant::now();
         let sender_addr: SocketAddr = "10.0.0.1:4000".parse().expect("literal");
         let receiver_addr: SocketAddr = "10.0.0.2:9000".parse().expect("literal");
@@ -60,6 +61,7 @@ impl Pair {
             Endpoint::new(
                 EndpointConfig {
                     connection: ConnectionConfig {
+                        dialect: dialect.clone(),
                         congestion: Arc::new(FixedRateFactory {
                             bits_per_second: PACING,
                         }),
@@ -109,6 +111,12 @@ impl Pair {
             pair.step();
         }
         pair
+    }
+
+    /// Data packets the sender has sent (retransmissions included).
+    pub fn packets_sent(&self) -> u64 {
+        let stats = self.sender.stats();
+        stats.packets_sent + stats.packets_retransmitted
     }
 
     /// Runs until the receiver has read at least `bytes` more.
