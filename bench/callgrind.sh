@@ -21,7 +21,8 @@ OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 # Prints "instructions packets" for a run of $1 packets in dialect $2.
 count() {
-  valgrind --tool=callgrind --callgrind-out-file="$OUT/cg" "$BIN" "$1" "$2" >"$OUT/out" 2>"$OUT/log"
+  valgrind --tool=callgrind --callgrind-out-file="$OUT/cg" "$BIN" "$1" "$2" >"$OUT/out" 2>"$OUT/log" \
+    || { echo "callgrind.sh: the $2 benchmark failed under valgrind:" >&2; cat "$OUT/log" >&2; exit 1; }
   echo "$(sed -n 's/^summary: //p' "$OUT/cg") $(sed -n 's/^packets_sent=//p' "$OUT/out")"
 }
 FAILED=0

@@ -14,10 +14,6 @@ use haul_proto::secure::PresharedKey;
 use haul_proto::Dialect;
 use std::time::Instant;
 
-/// Stream bytes per packet of the `udt4` dialect at the default MSS (1500 − IP, UDP and haul
-/// headers); the `haul` dialect's packets carry a little less.
-const PAYLOAD: u64 = 1456;
-
 fn main() {
     // `cargo bench` passes `--bench`: the first number is the packet count, a word the dialect.
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -29,7 +25,7 @@ fn main() {
     };
     let mut pair = pair::Pair::connect(dialect);
     let started = Instant::now();
-    pair.transfer(packets * PAYLOAD);
+    pair.transfer(packets * pair::PAYLOAD);
     let elapsed = started.elapsed();
     let sent = pair.packets_sent();
     println!(

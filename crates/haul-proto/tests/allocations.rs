@@ -40,17 +40,14 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// Stream bytes per packet at the default MSS.
-const PAYLOAD: u64 = 1456;
-
 /// Allocations, and packets sent, while `packets` more packets' worth of bytes go through a
 /// warm pair.
 fn allocations_per(dialect: Dialect, packets: u64) -> (u64, u64) {
     let mut pair = pair::Pair::connect(dialect);
     // Warm: start-up over, buffers and pools at their working size.
-    pair.transfer(2 * packets * PAYLOAD);
+    pair.transfer(2 * packets * pair::PAYLOAD);
     let (before, sent_before) = (ALLOCATIONS.load(Ordering::Relaxed), pair.packets_sent());
-    pair.transfer(packets * PAYLOAD);
+    pair.transfer(packets * pair::PAYLOAD);
     (
         ALLOCATIONS.load(Ordering::Relaxed) - before,
         pair.packets_sent() - sent_before,

@@ -26,6 +26,9 @@ const PACING: u64 = 9_500_000_000;
 /// The shortest step of the clock, as `haul-net`'s I/O thread never sleeps for less: each step
 /// sends and receives a batch of packets, as a turn of that thread does.
 const QUANTUM: Duration = Duration::from_micros(100);
+/// Stream bytes per packet of the `udt4` dialect at the default MSS (1500 − IP, UDP and haul
+/// headers); the `haul` dialect's packets carry a little less.
+pub const PAYLOAD: u64 = 1456;
 /// What the sender writes, lent again and again (`Connection::write_bytes`: no copy).
 const CHUNK: usize = 1 << 20;
 
