@@ -11,7 +11,6 @@ use std::collections::VecDeque;
 use std::io;
 use std::io::IoSlice;
 use std::net::SocketAddr;
-use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -333,7 +332,8 @@ struct TxQueue {
     buf: Vec<u8>,
     /// Every transmit's pieces, in order.
     pieces: Vec<TxPiece>,
-    transmits: Vec<Gathered>,
+    /// Every transmit, its slices indexing `pieces`.
+    transmits: Vec<Outgoing>,
     /// Scratch for one transmit's pieces as the connection gives them.
     gathered: Vec<Piece>,
     parts: Vec<Bytes>,
@@ -345,13 +345,6 @@ enum TxPiece {
     Buf { start: usize, len: usize },
     /// Payload bytes shared with a send buffer.
     Shared(Bytes),
-}
-
-/// One transmit of a [`TxQueue`].
-struct Gathered {
-    dest: SocketAddr,
-    pieces: Range<usize>,
-    segment: Option<usize>,
 }
 
 impl TxQueue {
@@ -382,9 +375,9 @@ impl TxQueue {
                     }
                 }
             }
-            self.transmits.push(Gathered {
+            self.transmits.push(Outgoing {
                 dest: t.destination,
-                pieces: first..self.pieces.len(),
+                slices: first..self.pieces.len(),
                 segment: t.segment_size,
             });
         }
@@ -395,9 +388,9 @@ impl TxQueue {
         let first = self.pieces.len();
         let len = self.buf.len() - start;
         self.pieces.push(TxPiece::Buf { start, len });
-        self.transmits.push(Gathered {
+        self.transmits.push(Outgoing {
             dest,
-            pieces: first..first + 1,
+            slices: first..first + 1,
             segment: None,
         });
     }
@@ -415,16 +408,7 @@ impl TxQueue {
                 TxPiece::Shared(bytes) => IoSlice::new(bytes),
             })
             .collect();
-        let out: Vec<Outgoing> = self
-            .transmits
-            .iter()
-            .map(|t| Outgoing {
-                dest: t.dest,
-                slices: t.pieces.clone(),
-                segment: t.segment,
-            })
-            .collect();
-        if let Err(e) = socket.send_all(&slices, &out, io) {
+        if let Err(e) = socket.send_all(&slices, &self.transmits, io) {
             tracing::debug!("send: {e}");
         }
     }

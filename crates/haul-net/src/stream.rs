@@ -2,7 +2,7 @@
 
 use crate::driver::Shared;
 use crate::driver::{Endpoint, NetConfig, NetError};
-use bytes::Bytes;
+use bytes::{Buf, Bytes};
 use haul_proto::secure::PresharedKey;
 use haul_proto::{CloseReason, Connection, Stats, StreamError};
 use std::collections::VecDeque;
@@ -411,7 +411,8 @@ impl io::Read for Stream {
             let mut filled = 0;
             while let Some(chunk) = self.taken.front_mut() {
                 let n = chunk.len().min(buf.len() - filled);
-                buf[filled..filled + n].copy_from_slice(&chunk.split_to(n));
+                buf[filled..filled + n].copy_from_slice(&chunk[..n]);
+                chunk.advance(n);
                 filled += n;
                 if !chunk.is_empty() {
                     break;

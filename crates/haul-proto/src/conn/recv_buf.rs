@@ -11,6 +11,7 @@ use crate::arena::Arena;
 use crate::seq::MsgNo;
 use crate::wire::MsgInfo;
 use bytes::Bytes;
+use std::ops::Range;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SlotState {
@@ -224,11 +225,14 @@ impl RecvBuffer {
     pub fn read_stream(&mut self, end: u64, out: &mut [u8]) -> usize {
         let mut written = 0;
         while written < out.len() {
-            let Some(chunk) = self.read_chunk(end, out.len() - written) else {
+            let copied = self.read_front(end, out.len() - written, |payload, part| {
+                out[written..written + part.len()].copy_from_slice(&payload[part.clone()]);
+                part.len()
+            });
+            let Some(n) = copied else {
                 break;
             };
-            out[written..written + chunk.len()].copy_from_slice(&chunk);
-            written += chunk.len();
+            written += n;
         }
         written
     }
@@ -236,24 +240,37 @@ impl RecvBuffer {
     /// Takes up to `max` stream bytes from packets before `end` without copying them: the
     /// rest of one packet at most. `None` when there is nothing to read.
     pub fn read_chunk(&mut self, end: u64, max: usize) -> Option<Bytes> {
+        self.read_front(end, max, |payload, part| payload.slice(part))
+    }
+
+    /// Hands `take` the next up to `max` unread stream bytes of the front packet (its payload
+    /// and the range of them), counting them as read; `None` when nothing before `end` is left.
+    fn read_front<R>(
+        &mut self,
+        end: u64,
+        max: usize,
+        take: impl FnOnce(&Bytes, Range<usize>) -> R,
+    ) -> Option<R> {
         while self.read_seq < end && max > 0 {
-            let i = self.index(self.read_seq);
-            let slot = self.slots[i];
-            if slot.state == SlotState::Filled {
-                let payload = self.page_bytes(&slot);
-                let len = payload.len();
-                let n = (len - self.read_off).min(max);
-                let chunk = payload.slice(self.read_off..self.read_off + n);
-                self.read_off += n;
-                if self.read_off == len {
-                    self.release_front();
-                }
-                if n > 0 {
-                    return Some(chunk);
-                }
+            let slot = self.slots[self.index(self.read_seq)];
+            if slot.state != SlotState::Filled {
+                self.release_front();
                 continue;
             }
-            self.release_front();
+            let payload = self.page_bytes(&slot);
+            let len = payload.len();
+            let n = (len - self.read_off).min(max);
+            if n == 0 {
+                // An empty payload, or one read to its end.
+                self.release_front();
+                continue;
+            }
+            let taken = take(payload, self.read_off..self.read_off + n);
+            self.read_off += n;
+            if self.read_off == len {
+                self.release_front();
+            }
+            return Some(taken);
         }
         None
     }
