@@ -134,8 +134,20 @@ impl Endpoint {
 
     /// Starts a client connection to a listener.
     pub fn connect(&mut self, now: Instant, peer: SocketAddr) -> (ConnectionHandle, Connection) {
+        let config = self.config.connection.clone();
+        self.connect_with(now, peer, config)
+    }
+
+    /// Starts a client connection with a configuration of its own instead of the endpoint's
+    /// (another congestion controller or policy, say).
+    pub fn connect_with(
+        &mut self,
+        now: Instant,
+        peer: SocketAddr,
+        config: ConnectionConfig,
+    ) -> (ConnectionHandle, Connection) {
         let isn = self.random_isn();
-        self.connect_with_isn(now, peer, isn)
+        self.start_client(now, peer, isn, config)
     }
 
     /// Starts a client connection with a chosen initial sequence number (to reproduce a run, or
@@ -146,10 +158,20 @@ impl Endpoint {
         peer: SocketAddr,
         isn: SeqNo,
     ) -> (ConnectionHandle, Connection) {
+        let config = self.config.connection.clone();
+        self.start_client(now, peer, isn, config)
+    }
+
+    fn start_client(
+        &mut self,
+        now: Instant,
+        peer: SocketAddr,
+        isn: SeqNo,
+        config: ConnectionConfig,
+    ) -> (ConnectionHandle, Connection) {
         let id = self.allocate_id();
         self.routes.insert(id, peer);
-        let conn = Connection::connect(now, id, peer, isn, self.config.connection.clone());
-        (id, conn)
+        (id, Connection::connect(now, id, peer, isn, config))
     }
 
     /// Starts a rendezvous connection with a peer doing the same.
