@@ -5,7 +5,7 @@
 mod common;
 
 use common::{addr, Host, Source};
-use haul_proto::cc::{CongestionControlFactory, ModelRateFactory};
+use haul_proto::cc::{CongestionControlFactory, ModelRateFactory, Policy, Udt4DaimdFactory};
 use haul_proto::ConnectionConfig;
 use haul_sim::{LinkConfig, Simulation};
 use std::sync::Arc;
@@ -360,7 +360,15 @@ fn trace_one_flow() {
     let rtt = Duration::from_millis(env_or("TRACE_RTT", 100));
     let mut sim: Simulation<Host> = Simulation::new(1);
     let now = sim.now();
-    let cfg = config(Arc::new(ModelRateFactory::default()));
+    // TRACE_POLICY=scavenger traces the scavenger.
+    let policy = match std::env::var("TRACE_POLICY").as_deref() {
+        Ok("scavenger") => Policy::Scavenger,
+        _ => Policy::Fair,
+    };
+    let cfg = config(Arc::new(ModelRateFactory {
+        policy,
+        ..ModelRateFactory::default()
+    }));
     let mut client = Host::new(cfg.clone(), false, 1, now);
     let mut source = Source::new(1, u64::MAX / 2);
     source.close_when_done = false;
@@ -508,7 +516,6 @@ fn flows_share_a_bottleneck_fairly() {
 /// Side by side with the reference controller on lossy long paths: the reason the model exists.
 #[test]
 fn random_loss_does_not_collapse_the_rate_unlike_the_reference() {
-    use haul_proto::cc::Udt4DaimdFactory;
     for (rtt, loss) in [(100, 0.01), (100, 0.05)] {
         let model = run(3, 100_000_000, rtt, loss, 20).efficiency;
         let daimd = run_with(Arc::new(Udt4DaimdFactory), 3, 100_000_000, rtt, loss, 20).efficiency;
@@ -727,5 +734,100 @@ fn data_after_a_pause_goes_at_the_path_rate() {
     );
     for took in &bursts[4..] {
         assert!(*took < ideal(1 << 20) * 2 + rtt * 3, "{bursts:?}");
+    }
+}
+
+fn scavenger() -> Arc<dyn CongestionControlFactory> {
+    Arc::new(ModelRateFactory {
+        policy: Policy::Scavenger,
+        ..ModelRateFactory::default()
+    })
+}
+
+/// Alone, a scavenger fills the path like the default (yielding to its own probes' queue
+/// instead left it at 0.66–0.74 of a 100 ms path).
+#[test]
+fn a_scavenger_alone_fills_the_path() {
+    for (rtt, loss) in [(30, 0.0), (100, 0.0), (100, 0.01)] {
+        let r = run_with(scavenger(), 1, 100_000_000, rtt, loss, 20);
+        eprintln!(
+            "scavenger alone, {rtt} ms, loss {loss}: efficiency {:.3}",
+            r.efficiency
+        );
+        assert!(
+            r.efficiency >= 0.85,
+            "{rtt} ms, loss {loss}: {:.3}",
+            r.efficiency
+        );
+    }
+}
+
+/// A loss-based flow (the reference's DAIMD, which fills a drop-tail queue as TCP does) on a
+/// 100 Mbit/s, 1-BDP path, a scavenger started a second after it (if `with_scavenger`). Returns
+/// the loss-based flow's throughput over 10–20 s, the scavenger's then, and the scavenger's once
+/// the other flow is gone (over 22–25 s), in bit/s of first transmissions.
+fn beside_a_loss_based_flow(rtt_ms: u64, with_scavenger: bool) -> (f64, f64, f64) {
+    let mut sim: Simulation<Host> = Simulation::new(3);
+    let now = sim.now();
+    let cfg = config(Arc::new(Udt4DaimdFactory));
+    let (c, s) = (addr("10.0.0.1:1"), addr("10.0.0.2:2"));
+    let mut client = Host::new(cfg.clone(), false, 3, now);
+    let mut source = Source::new(3, u64::MAX / 2);
+    source.close_when_done = false;
+    client.source = Some(source);
+    let ci = sim.add_node(c, client);
+    sim.add_node(s, Host::new(cfg, true, 4, now));
+    sim.set_path(
+        c,
+        s,
+        LinkConfig::wan(100_000_000, Duration::from_millis(rtt_ms)),
+    );
+    let loss_based = sim.node_mut(ci).connect(now, s);
+    sim.run_until(Duration::from_secs(1), |_| false);
+    let t = sim.now();
+    let scavenging =
+        with_scavenger.then(|| sim.node_mut(ci).connect_with(t, s, config(scavenger())));
+    let sent = |sim: &mut Simulation<Host>, id: Option<u32>| {
+        id.and_then(|id| {
+            sim.node_mut(ci)
+                .conns
+                .get(&id)
+                .map(|c| c.stats().bytes_sent)
+        })
+        .unwrap_or(0)
+    };
+    let rates = |sim: &mut Simulation<Host>, secs: u64| {
+        let before = [sent(sim, Some(loss_based)), sent(sim, scavenging)];
+        sim.run_until(Duration::from_secs(secs), |_| false);
+        let after = [sent(sim, Some(loss_based)), sent(sim, scavenging)];
+        let rate = |i: usize| after[i].saturating_sub(before[i]) as f64 * 8.0 / secs as f64;
+        (rate(0), rate(1))
+    };
+    sim.run_until(Duration::from_secs(9), |_| false);
+    let (other, scavenger) = rates(&mut sim, 10);
+    sim.node_mut(ci).conns.remove(&loss_based);
+    sim.run_until(Duration::from_secs(2), |_| false);
+    let (_, alone) = rates(&mut sim, 3);
+    (other, scavenger, alone)
+}
+
+/// Issue 6: a scavenger leaves TCP ≥ 80 % of the link; with a loss-based flow standing in for
+/// TCP, it leaves that flow ≥ 80 % of what the flow gets alone, and once the flow is gone it
+/// takes the path back within seconds.
+#[test]
+fn a_scavenger_yields_to_a_loss_based_flow_and_comes_back() {
+    for rtt in [30, 100] {
+        let (alone, _, _) = beside_a_loss_based_flow(rtt, false);
+        let (other, scavenger, after) = beside_a_loss_based_flow(rtt, true);
+        eprintln!(
+            "{rtt} ms: loss-based alone {:.1}, beside a scavenger {:.1} Mbit/s; scavenger {:.1}, \
+             then alone {:.1} Mbit/s",
+            alone / 1e6,
+            other / 1e6,
+            scavenger / 1e6,
+            after / 1e6
+        );
+        assert!(other >= 0.8 * alone, "{rtt} ms: {other} of {alone}");
+        assert!(after >= 80e6, "{rtt} ms: {after}");
     }
 }

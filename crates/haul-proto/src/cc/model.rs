@@ -24,6 +24,8 @@ use std::time::{Duration, Instant};
 const STARTUP_GAIN: f64 = 2.885;
 /// Gains of the probing cycle, one phase per round.
 const CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
+/// The first hold phase of [`CYCLE`], after the probe and its drain.
+const FIRST_HOLD: usize = 2;
 /// Gain while draining a standing queue seen in cruise.
 const DRAIN_QUEUE_GAIN: f64 = 0.75;
 /// Packets in flight, in bandwidth-delay products. In-flight counts from the cumulative ACK, and
@@ -98,10 +100,17 @@ const MIN_WINDOW: f64 = 128.0;
 const ACK_INTERVAL: Duration = Duration::from_millis(10);
 /// Round length before the first RTT sample.
 const DEFAULT_RTT: Duration = Duration::from_millis(100);
-/// Scavenger: queueing delay that makes it back off, and how much per round.
+/// Scavenger: the queueing delay it stays under. Above it, each round scales the rate by
+/// `1 − 0.3 × (queue ÷ target − 1)`, at most by [`SCAVENGER_BACKOFF`] (a full queue of a TCP
+/// flow at 30 ms backs it off at once, its own 12 ms of queue by 6 %), down to
+/// [`SCAVENGER_FLOOR`]; below it, each round adds [`SCAVENGER_STEP`] × `(1 − queue ÷ target)`
+/// — LEDBAT's proportional controller: 20 quiet rounds from the floor back to the estimate.
+/// Measured in the lab against CUBIC (docs/CONGESTION.md): 0.1 per round, whatever the queue,
+/// took back each gap CUBIC left and kept it at 50–64 of 100 Mbit/s at 30 ms.
 const SCAVENGER_TARGET: Duration = Duration::from_millis(10);
 const SCAVENGER_BACKOFF: f64 = 0.7;
 const SCAVENGER_FLOOR: f64 = 0.02;
+const SCAVENGER_STEP: f64 = 0.05;
 
 /// What the sender optimises for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -315,6 +324,18 @@ impl ModelRate {
             .max(1.0)
     }
 
+    /// A scavenger cruising below its estimate: its deliveries measure its own restraint, not
+    /// the path, so they neither age the estimate nor feed it. When the estimate followed it
+    /// down, a scavenger came back from a trickle at 1.25× per probing cycle once the other
+    /// traffic was gone (in the lab: 100 s from 12 kbit/s to a 100 Mbit/s link after a TCP flow
+    /// ended); when its samples still fed a frozen estimate, the maximum ratcheted up on noise
+    /// (12 % above a 1 %-lossy link in the simulator).
+    fn holding_back(&self) -> bool {
+        self.policy == Policy::Scavenger
+            && self.phase == Phase::Cruise
+            && self.scavenger_scale < 1.0
+    }
+
     fn update_min_rtt(&mut self, now: Instant, sample: Duration) {
         keep_minimum(&mut self.min_rtt, now, sample);
     }
@@ -342,8 +363,12 @@ impl ModelRate {
         // Unless a queue stood all through it: then the path was the limit after all (a
         // receiver short of CPU queues in its socket buffer while the sender's writer, on the
         // same cores, falls behind now and then too).
-        let app_limited =
-            std::mem::take(&mut self.app_limited) && self.queue_standing() != Some(true);
+        // A scavenger holding back measures its own restraint, just the same (see
+        // `holding_back`).
+        let holding_back = self.holding_back();
+        let app_limited = (std::mem::take(&mut self.app_limited)
+            && self.queue_standing() != Some(true))
+            || holding_back;
         // In startup, the sender's own delivery sample too: what this round's ACKs acknowledged,
         // per second. A UDT4 receiver's estimator starts at one packet per second and needs a
         // few rounds to warm up. Later the receiver's reports alone count: when a hole fills, the
@@ -351,7 +376,7 @@ impl ModelRate {
         let elapsed = now
             .saturating_duration_since(self.round_start)
             .as_secs_f64();
-        if elapsed > 0.0 && self.round_acked > 0 {
+        if elapsed > 0.0 && self.round_acked > 0 && !holding_back {
             let own = self.capped(self.round_acked as f64 / elapsed);
             let slot = &mut self.bw_rounds[self.round];
             if app_limited {
@@ -418,9 +443,19 @@ impl ModelRate {
         let bw = self.bandwidth();
         self.round_lost = 0;
         self.round_acked = 0;
+        let (ended_phase, ended_cycle) = (self.phase, self.cycle);
         self.round_min_rtt = None;
         match self.phase {
             Phase::Startup if self.restarted && standing == Some(true) => {
+                self.phase = Phase::Drain;
+            }
+            // A scavenger starting into a queue has found other traffic (or filled the path):
+            // doubling on would overflow the queue and cut the other flow's window, which then
+            // takes seconds to grow back (CUBIC kept 50–64 of 100 Mbit/s at 30 ms; 83–90 since).
+            Phase::Startup
+                if self.policy == Policy::Scavenger
+                    && queueing.is_some_and(|q| q > SCAVENGER_TARGET) =>
+            {
                 self.phase = Phase::Drain;
             }
             Phase::Startup => {
@@ -458,7 +493,7 @@ impl ModelRate {
                     self.restarted = true;
                     self.full_bw = bw;
                     self.flat_rounds = 0;
-                    self.cycle = 2;
+                    self.cycle = FIRST_HOLD;
                 } else {
                     // A queue that outlives a round is ours to drain; probing resumes after.
                     // Draining needs a queue seen, not merely one not ruled out: without an RTT
@@ -472,7 +507,7 @@ impl ModelRate {
                     if !self.draining_queue {
                         self.cycle = (self.cycle + 1) % CYCLE.len();
                         // Collapsed: probe again at once instead of holding.
-                        if fair && bw < COLLAPSED * peak && self.cycle >= 2 {
+                        if fair && bw < COLLAPSED * peak && self.cycle >= FIRST_HOLD {
                             self.cycle = 0;
                         }
                     }
@@ -486,13 +521,27 @@ impl ModelRate {
             }
         }
         if self.policy == Policy::Scavenger {
+            // The queue of its own probe (seen in the probe's round and in the next, which gets
+            // its reports) is not other traffic.
+            let own_probe =
+                !holding_back && ended_phase == Phase::Cruise && ended_cycle < FIRST_HOLD;
             self.scavenger_scale = match queueing {
+                Some(_) if own_probe => self.scavenger_scale,
                 Some(q) if q > SCAVENGER_TARGET => {
-                    (self.scavenger_scale * SCAVENGER_BACKOFF).max(SCAVENGER_FLOOR)
+                    let over = q.as_secs_f64() / SCAVENGER_TARGET.as_secs_f64() - 1.0;
+                    let factor = (1.0 - (1.0 - SCAVENGER_BACKOFF) * over).max(SCAVENGER_BACKOFF);
+                    (self.scavenger_scale * factor).max(SCAVENGER_FLOOR)
                 }
-                Some(_) => (self.scavenger_scale + 0.1).min(1.0),
+                Some(q) => {
+                    let room = 1.0 - q.as_secs_f64() / SCAVENGER_TARGET.as_secs_f64();
+                    (self.scavenger_scale + SCAVENGER_STEP * room).min(1.0)
+                }
                 None => self.scavenger_scale,
             };
+            if self.scavenger_scale < 1.0 {
+                // Yielding: no probing until the scale is back.
+                self.cycle = FIRST_HOLD;
+            }
         }
         if !app_limited {
             self.round = (self.round + 1) % BW_ROUNDS;
@@ -527,7 +576,7 @@ impl CongestionControl for ModelRate {
         self.round_min_rtt = Some(self.round_min_rtt.map_or(reported, |m| m.min(reported)));
         keep_minimum(&mut self.min_reported_rtt, now, reported);
         self.largest_sent = self.largest_sent.max(ack.path.largest_sent);
-        if let Some(rate) = ack.delivery_rate {
+        if let Some(rate) = ack.delivery_rate.filter(|_| !self.holding_back()) {
             // As measured (within what was sent); the round's end decides on loss correction.
             let sample = self.capped(rate as f64);
             let slot = &mut self.bw_rounds[self.round];
@@ -927,6 +976,22 @@ mod tests {
             "{:?} vs {before:?}",
             cc.pacing_period()
         );
+    }
+
+    #[test]
+    fn a_scavenger_comes_back_once_the_other_traffic_is_gone() {
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Scavenger, None, None);
+        closed_loop(&mut cc, &mut t, 3.0, 10_000.0, 50, 1.0);
+        // Another flow holds a 50 ms queue and leaves the scavenger 200 packets per second.
+        closed_loop(&mut cc, &mut t, 3.0, 200.0, 100, 1.0);
+        let pps = 1.0 / cc.pacing_period().as_secs_f64();
+        assert!(pps <= 1_000.0, "{pps}");
+        // It is gone: within two seconds the scavenger is back at the path's rate (climbing
+        // from an estimate that had followed it down took 1.25x per cycle of eight rounds).
+        closed_loop(&mut cc, &mut t, 2.0, 10_000.0, 50, 1.0);
+        let pps = 1.0 / cc.pacing_period().as_secs_f64();
+        assert!(pps >= 8_000.0, "{pps}");
     }
 
     #[test]

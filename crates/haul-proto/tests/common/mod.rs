@@ -148,6 +148,17 @@ impl Host {
         id
     }
 
+    pub fn connect_with(
+        &mut self,
+        now: Instant,
+        peer: SocketAddr,
+        config: ConnectionConfig,
+    ) -> u32 {
+        let (id, conn) = self.endpoint.connect_with(now, peer, config);
+        self.conns.insert(id, conn);
+        id
+    }
+
     pub fn connect_with_isn(&mut self, now: Instant, peer: SocketAddr, isn: SeqNo) -> u32 {
         let (id, conn) = self.endpoint.connect_with_isn(now, peer, isn);
         self.conns.insert(id, conn);
