@@ -3,31 +3,46 @@
 # 1-BDP drop-tail queue, no random loss, 30 and 100 ms; haul with --policy fair, then scavenger.
 # Needs root, iperf3 and a release build. Prints one line per cell. Not a test: it measures.
 #     sudo sh bench/share.sh
-# HAUL=path compares another build; POLICIES="fair" and RTTS="30ms" narrow the grid.
+# HAUL=path compares another build; POLICIES="fair" and RTTS="30ms" narrow the grid; SERIES=1
+# prints both flows second by second.
+#
+# Both flows run server to client (-R) so that each rate is what its receiver got: a haul sender's
+# own count is what it wrote into its send buffer (so the policy is set on the server). haul's
+# figure is its bytes delivered while CUBIC ran (CUBIC starts 0.5 s earlier and runs 20 s); what
+# haul delivers after, draining its send buffer, does not count.
 set -eu
 HAUL=${HAUL:-$(cd "$(dirname "$0")/.." && pwd)/target/release/haul}
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 cat > "$OUT/pair.sh" <<INNER
 #!/bin/sh
-iperf3 -c 10.77.0.2 -p 5201 -C cubic -t 20 -J > $OUT/tcp.json &
+iperf3 -c 10.77.0.2 -p 5201 -R -C cubic -t 20 -J > $OUT/tcp.json &
 sleep 0.5
-$HAUL perf -c 10.77.0.2 -t 19 --policy \$1 --json > $OUT/haul.json 2>/dev/null
+$HAUL perf -c 10.77.0.2 -R -t 19 --json > $OUT/haul.json 2>/dev/null
 wait
 INNER
 chmod +x "$OUT/pair.sh"
 for policy in ${POLICIES:-fair scavenger}; do
   for rtt in ${RTTS:-30ms 100ms}; do
     "$HAUL" lab link --rate 100M --rtt "$rtt" \
-      --server "iperf3 -s -p 5201 -D; exec $HAUL perf -s >/dev/null 2>&1" \
-      -- "$OUT/pair.sh" "$policy" >/dev/null 2>&1
-    python3 - "$policy" "$rtt" "$OUT" <<'PY'
+      --server "iperf3 -s -p 5201 -D; exec $HAUL perf -s --policy $policy >/dev/null 2>&1" \
+      -- "$OUT/pair.sh" >/dev/null 2>&1
+    python3 - "$policy" "$rtt" "$OUT" "${SERIES:-}" <<'PY'
 import json, sys
-policy, rtt, out = sys.argv[1:]
-tcp = json.load(open(f"{out}/tcp.json"))["end"]["sum_received"]["bits_per_second"] / 1e6
-haul = json.load(open(f"{out}/haul.json"))["bits_per_second"] / 1e6
+policy, rtt, out, series = sys.argv[1:]
+tcp_run = json.load(open(f"{out}/tcp.json"))
+tcp = tcp_run["end"]["sum_received"]["bits_per_second"] / 1e6
+# haul's clock starts 0.5 s after CUBIC's: its intervals ending by 19.5 s overlap CUBIC's run.
+window = [i for i in json.load(open(f"{out}/haul.json"))["intervals"] if i["end"] <= 19.55]
+haul = sum(i["bytes"] for i in window) * 8 / 1e6 / max(window[-1]["end"], 1e-9) if window else 0.0
 print(f"100 Mbit/s {rtt:>5}, haul {policy:9}: haul {haul:5.1f} Mbit/s, CUBIC {tcp:5.1f} Mbit/s, "
       f"CUBIC's share {tcp / (tcp + haul):.2f}")
+if series:
+    cubic = [i["sum"]["bits_per_second"] / 1e6 for i in tcp_run["intervals"]]
+    for s, iv in enumerate(window):
+        c = cubic[s + 1] if s + 1 < len(cubic) else float("nan")
+        print(f"  {iv['end']:5.1f} s  haul {iv['bits_per_second'] / 1e6:6.1f}  CUBIC {c:6.1f}  "
+              f"rtt {iv['rtt_us'] / 1e3:6.1f} ms  pacing {iv['pacing_bps'] / 1e6:6.1f}")
 PY
   done
 done
