@@ -531,12 +531,22 @@ fn random_loss_does_not_collapse_the_rate_unlike_the_reference() {
 }
 
 /// Fairness over six seeds (the fixed-seed tests above see one draw of a chaotic process):
-/// prints "Jain/least share" per seed. FAIR_FIRST_SEED and FAIR_SEEDS choose others.
+/// prints "Jain/least share" per seed. FAIR_FIRST_SEED and FAIR_SEEDS choose others, FAIR_RTT
+/// (milliseconds, comma-separated, default 10,100) the paths.
 #[test]
 #[ignore = "diagnostic: takes a minute, prints fairness across seeds"]
 fn fairness_across_seeds() {
+    let rtts: Vec<u64> = std::env::var("FAIR_RTT")
+        .unwrap_or_else(|_| "10,100".into())
+        .split(',')
+        .map(|r| {
+            r.trim()
+                .parse()
+                .expect("FAIR_RTT: milliseconds, comma-separated")
+        })
+        .collect();
     for flows in [2, 4] {
-        for rtt in [10, 100] {
+        for &rtt in &rtts {
             let mut js = vec![];
             let first: u64 = env_or("FAIR_FIRST_SEED", 1);
             for seed in first..first + env_or("FAIR_SEEDS", 6) {
