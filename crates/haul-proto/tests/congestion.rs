@@ -232,14 +232,14 @@ fn startup_reaches_the_link_within_one_second_and_five_rtt() {
     }
 }
 
-/// Random loss must not collapse the rate: at least 90 % of what the link can deliver, at every
-/// RTT and up to 10 % loss (issue 6 asks 95 % at 0–1 %, 90 % at 5 %, 85 % at 10 %; the figures
-/// printed here are in docs/CONGESTION.md). A regression guard, deterministic by its seed.
+/// Random loss must not collapse the rate: at 100 Mbit/s, at every RTT of issue 6's grid and up
+/// to 10 % loss, issue 6's efficiency floors (0.95 at 0–1 %, 0.90 at 5 %, 0.85 at 10 %; the
+/// figures printed here are in docs/CONGESTION.md). A regression guard, deterministic by its seed.
 #[test]
 fn efficiency_grid_at_100_mbit() {
     let mut worst = f64::MAX;
-    for rtt in [10, 100, 300] {
-        for loss in [0.0, 0.01, 0.05, 0.10] {
+    for rtt in [10, 100, 300, 600] {
+        for (loss, floor) in [(0.0, 0.95), (0.01, 0.95), (0.05, 0.90), (0.10, 0.85)] {
             let r = run(1, 100_000_000, rtt, loss, 20);
             eprintln!(
                 "rtt {rtt:>3} ms loss {:>4.1}%: efficiency {:.3} retransmitted {:.3} rtt +{:.0}%",
@@ -249,7 +249,7 @@ fn efficiency_grid_at_100_mbit() {
                 r.rtt_inflation * 100.0
             );
             assert!(
-                r.efficiency >= 0.85,
+                r.efficiency >= floor,
                 "rtt {rtt} ms loss {loss}: efficiency {:.3}",
                 r.efficiency
             );

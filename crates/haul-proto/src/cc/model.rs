@@ -43,6 +43,10 @@ const MIN_RTT_LIFETIME: Duration = Duration::from_secs(10);
 /// Startup ends when three rounds in a row grow the rate by less than this.
 const STARTUP_GROWTH: f64 = 1.25;
 const STARTUP_FLAT_ROUNDS: u32 = 3;
+/// Queue, in base RTTs, behind which a loss in start-up means the buffer overflowed. A drop-tail
+/// buffer of a BDP overflows at one; random loss over start-up's own growing queue mostly comes
+/// below a half.
+const OVERFLOW_QUEUE: f64 = 0.5;
 /// The receiver's RTT may exceed the minimum by this fraction plus `QUEUE_SLACK` and still count
 /// as "no queue" (losses seen then are random). The ACK→ACK2 RTT carries no ACK delay, so the
 /// margin only has to absorb jitter: a 1-BDP queue doubles the RTT, far past it.
@@ -51,6 +55,9 @@ const QUEUE_SLACK: Duration = Duration::from_millis(2);
 /// A loss rate above this is congestion whatever the delay says (random loss is never this high
 /// on a path worth using).
 const MAX_RANDOM_LOSS: f64 = 0.2;
+/// Packets a round must send for its loss count to say more than chance (at 10 % random loss,
+/// 20 % of 50 packets is lost in about one round in forty, and costs one round at 0.75).
+const HEAVY_LOSS_PACKETS: u64 = 50;
 /// A receiver cannot deliver faster than the sender sent: delivery samples are capped at this
 /// multiple of the previous round's send rate (a UDT4 receiver's interval-based estimate reads
 /// bursts of arrivals as absurd rates).
@@ -336,6 +343,17 @@ impl ModelRate {
             && self.scavenger_scale < 1.0
     }
 
+    /// Whether a loss in start-up whose report took `rtt` came out of a buffer this flow has
+    /// filled: the packet after the hole sat behind at least [`OVERFLOW_QUEUE`] of a base RTT of
+    /// queue, and the last round no longer grew. Random loss over a short queue does not qualify,
+    /// nor does a loss while the flow still grows, as a newcomer does in a queue that other flows
+    /// keep full: its start-up goes on (newcomers that stopped at such a loss kept a fifth of a
+    /// fair share for seconds).
+    fn overflowed(&self, rtt: Duration) -> bool {
+        let base = self.base_rtt();
+        self.flat_rounds >= 1 && rtt.saturating_sub(base) >= base.mul_f64(OVERFLOW_QUEUE)
+    }
+
     fn update_min_rtt(&mut self, now: Instant, sample: Duration) {
         keep_minimum(&mut self.min_rtt, now, sample);
     }
@@ -441,6 +459,12 @@ impl ModelRate {
             self.bw_rounds[self.round] /= 1.0 - loss_rate;
         }
         let bw = self.bandwidth();
+        // More lost than random loss ever explains: congestion, whatever the delay says. A flow
+        // that started into a standing queue took it for its base RTT and sees none; without
+        // this it went on losing four packets in five while the flows that saw the queue
+        // drained for it.
+        let heavy_loss =
+            sent >= HEAVY_LOSS_PACKETS && self.round_lost as f64 >= MAX_RANDOM_LOSS * sent as f64;
         self.round_lost = 0;
         self.round_acked = 0;
         let (ended_phase, ended_cycle) = (self.phase, self.cycle);
@@ -498,7 +522,7 @@ impl ModelRate {
                     // A queue that outlives a round is ours to drain; probing resumes after.
                     // Draining needs a queue seen, not merely one not ruled out: without an RTT
                     // sample, draining every round would halve the rate every few rounds.
-                    self.draining_queue = standing == Some(true);
+                    self.draining_queue = standing == Some(true) || heavy_loss;
                     self.residual_queue = if queue {
                         Duration::ZERO
                     } else {
@@ -594,6 +618,13 @@ impl CongestionControl for ModelRate {
         // give no RTT sample; loss reports still do.
         if let Some(rtt) = loss.rtt_sample {
             self.update_min_rtt(now, rtt);
+            if self.phase == Phase::Startup && self.overflowed(rtt) {
+                // Start-up has filled the pipe and the buffer: each round trip more at its gain
+                // drops most of what it adds (and the holes hold in-order delivery for round
+                // trips). Drain a whole round from here instead of waiting for flat rounds.
+                self.next_round(now);
+                self.phase = Phase::Drain;
+            }
         }
         self.window = self.model_window();
     }
@@ -918,6 +949,69 @@ mod tests {
             }
         }
         assert_eq!(cc.phase, Phase::Cruise);
+    }
+
+    /// A loss report with an RTT sample of `rtt_ms`.
+    fn report(cc: &mut ModelRate, t: Instant, rtt_ms: u64) {
+        let loss = LossSample {
+            first_lost: 0,
+            lost: 1,
+            rtt_sample: Some(Duration::from_millis(rtt_ms)),
+            path: path(),
+        };
+        cc.on_loss(t, &loss);
+    }
+
+    #[test]
+    fn startup_ends_at_a_loss_out_of_an_overflowing_buffer() {
+        // Start-up at 50 ms, the rate flat from the first round on.
+        let flat = |t: &mut Instant| {
+            let mut cc = ModelRate::new(&init(*t), Policy::Fair, None, None);
+            while cc.flat_rounds == 0 {
+                feed(&mut cc, t, 1, 10_000, 50, 0);
+            }
+            assert_eq!(cc.phase, Phase::Startup);
+            cc
+        };
+        let mut t = Instant::now();
+        let mut cc = flat(&mut t);
+        report(&mut cc, t, 60);
+        assert_eq!(cc.phase, Phase::Startup, "10 ms of queue: random loss");
+        report(&mut cc, t, 80);
+        assert_eq!(cc.phase, Phase::Drain, "30 ms of queue on a 50 ms path");
+        let drain_started = t;
+        feed(&mut cc, &mut t, 1, 10_000, 50, 0);
+        assert_eq!(cc.phase, Phase::Drain, "drains a whole round");
+        feed(&mut cc, &mut t, 1, 10_000, 50, 0);
+        assert_eq!(cc.phase, Phase::Cruise, "{:?}", t - drain_started);
+
+        // While the rate still grows, the same loss is a newcomer's in someone else's queue.
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+        feed(&mut cc, &mut t, 1, 10_000, 50, 0);
+        feed(&mut cc, &mut t, 1, 20_000, 50, 0);
+        assert_eq!((cc.phase, cc.flat_rounds), (Phase::Startup, 0));
+        report(&mut cc, t, 80);
+        assert_eq!(cc.phase, Phase::Startup);
+    }
+
+    #[test]
+    fn heavy_loss_is_drained_even_without_a_queue() {
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+        feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+        assert_eq!(cc.phase, Phase::Cruise);
+        // 10 % lost, the RTT flat: random loss, no drain.
+        feed(&mut cc, &mut t, 10, 9_000, 50, 50);
+        assert!(!cc.draining_queue);
+        // 30 % lost, the RTT still flat: more than random loss explains.
+        feed(&mut cc, &mut t, 2, 7_000, 50, 150);
+        assert!(cc.draining_queue);
+        assert!(
+            cc.pacing_pps() < 0.8 * cc.bandwidth(),
+            "{}",
+            cc.pacing_pps()
+        );
     }
 
     #[test]

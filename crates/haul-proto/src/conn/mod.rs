@@ -1274,9 +1274,17 @@ impl Connection {
                 self.snd_loss.insert(start.max(first_unacked), end, ());
             }
             // The receiver reports a gap the moment the packet after it arrives: the time since
-            // that packet left is a round trip that no hole delays (a re-report only reads
-            // longer, and the controller keeps the minimum).
-            if let Some((sent, false)) = self.send.packet(end + 1).and_then(|p| p.last_sent) {
+            // that packet left is a round trip that no hole delays. Not so a re-report (the
+            // gap's first packet was retransmitted already): it comes on the receiver's timer.
+            let first_report = self
+                .send
+                .packet(start)
+                .and_then(|p| p.last_sent)
+                .is_some_and(|(_, retransmitted)| !retransmitted);
+            if let (Some((sent, false)), true) = (
+                self.send.packet(end + 1).and_then(|p| p.last_sent),
+                first_report,
+            ) {
                 let sample = now.saturating_duration_since(sent);
                 rtt_sample = Some(rtt_sample.map_or(sample, |m| m.min(sample)));
             }
