@@ -295,9 +295,7 @@ fn a_short_lossy_gigabit_path_is_filled() {
 #[test]
 #[ignore = "diagnostic: takes minutes, prints the full efficiency grid"]
 fn efficiency_grid_full() {
-    let rtts: Vec<u64> = std::env::var("GRID_RTT").map_or(vec![10, 100, 300, 600], |v| {
-        v.split(',').filter_map(|r| r.trim().parse().ok()).collect()
-    });
+    let rtts = env_list("GRID_RTT", &[10, 100, 300, 600]);
     for rate in [100_000_000u64, 1_000_000_000] {
         for &rtt in &rtts {
             for loss in [0.0, 0.01, 0.05, 0.10] {
@@ -321,6 +319,14 @@ fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
+}
+
+/// A comma-separated list of numbers from the environment (unparsable items skipped), or
+/// `default`.
+fn env_list(name: &str, default: &[u64]) -> Vec<u64> {
+    std::env::var(name).map_or(default.to_vec(), |v| {
+        v.split(',').filter_map(|r| r.trim().parse().ok()).collect()
+    })
 }
 
 /// One cell over several seeds (one seed is one draw of a chaotic process): GRID_RATE (bit/s),
@@ -536,15 +542,7 @@ fn random_loss_does_not_collapse_the_rate_unlike_the_reference() {
 #[test]
 #[ignore = "diagnostic: takes a minute, prints fairness across seeds"]
 fn fairness_across_seeds() {
-    let rtts: Vec<u64> = std::env::var("FAIR_RTT")
-        .unwrap_or_else(|_| "10,100".into())
-        .split(',')
-        .map(|r| {
-            r.trim()
-                .parse()
-                .expect("FAIR_RTT: milliseconds, comma-separated")
-        })
-        .collect();
+    let rtts = env_list("FAIR_RTT", &[10, 100]);
     for flows in [2, 4] {
         for &rtt in &rtts {
             let mut js = vec![];

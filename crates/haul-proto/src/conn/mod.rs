@@ -1281,10 +1281,8 @@ impl Connection {
                 .packet(start)
                 .and_then(|p| p.last_sent)
                 .is_some_and(|(_, retransmitted)| !retransmitted);
-            if let (Some((sent, false)), true) = (
-                self.send.packet(end + 1).and_then(|p| p.last_sent),
-                first_report,
-            ) {
+            let after = self.send.packet(end + 1).and_then(|p| p.last_sent);
+            if let Some((sent, false)) = after.filter(|_| first_report) {
                 let sample = now.saturating_duration_since(sent);
                 rtt_sample = Some(rtt_sample.map_or(sample, |m| m.min(sample)));
             }
