@@ -177,6 +177,9 @@ pub struct ModelRate {
     /// by [`LOSS_MEMORY`] per quiet round (their ratio is the random-loss rate).
     round_lost: u64,
     round_acked: u64,
+    /// An ACK of this round advanced over a packet that had been retransmitted (it gave no RTT
+    /// sample): its count spans the time the hole held the cumulative ACK.
+    round_jumped: bool,
     quiet_lost: f64,
     quiet_sent: f64,
     scavenger_scale: f64,
@@ -224,6 +227,7 @@ impl ModelRate {
             queue_last_round: false,
             round_lost: 0,
             round_acked: 0,
+            round_jumped: false,
             quiet_lost: 0.0,
             quiet_sent: 0.0,
             scavenger_scale: 1.0,
@@ -397,7 +401,14 @@ impl ModelRate {
         if elapsed > 0.0 && self.round_acked > 0 && !holding_back {
             let own = self.capped(self.round_acked as f64 / elapsed);
             let slot = &mut self.bw_rounds[self.round];
-            if app_limited {
+            if self.round_jumped && self.phase != Phase::Startup {
+                // The cumulative ACK jumped over a hole filled by a retransmission and counted
+                // rounds of earlier deliveries at once (start-up, before the receiver's reports
+                // are warm, has only this count). A flow held by its window behind a lost
+                // retransmission read 43 509 packets per second on an 8 500 packets per second
+                // link this way, though no loss was reported in that round or the one before,
+                // and flooded four flows' shared queue for the ten rounds the filter kept it.
+            } else if app_limited {
                 // Time without data to send is in the round: a lower bound, nothing more.
                 *slot = slot.max(own);
             } else if self.phase == Phase::Startup && !self.receiver_warm {
@@ -467,6 +478,7 @@ impl ModelRate {
             sent >= HEAVY_LOSS_PACKETS && self.round_lost as f64 >= MAX_RANDOM_LOSS * sent as f64;
         self.round_lost = 0;
         self.round_acked = 0;
+        self.round_jumped = false;
         let (ended_phase, ended_cycle) = (self.phase, self.cycle);
         self.round_min_rtt = None;
         match self.phase {
@@ -593,6 +605,7 @@ impl CongestionControl for ModelRate {
 
     fn on_ack(&mut self, now: Instant, ack: &AckSample) {
         self.round_acked += ack.newly_acked;
+        self.round_jumped |= ack.newly_acked > 0 && ack.rtt_sample.is_none();
         if let Some(rtt) = ack.rtt_sample {
             self.update_min_rtt(now, rtt);
         }
@@ -960,6 +973,37 @@ mod tests {
             path: path(),
         };
         cc.on_loss(t, &loss);
+    }
+
+    #[test]
+    fn a_jump_of_the_cumulative_ack_over_a_filled_hole_is_no_delivery_rate() {
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+        feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+        assert_eq!(cc.phase, Phase::Cruise);
+        let estimate = cc.bandwidth();
+        // Held by its window behind holes: two rounds without a new packet sent or a packet
+        // newly acknowledged, the receiver getting retransmissions.
+        for _ in 0..12 {
+            t += Duration::from_millis(10);
+            let mut a = ack(1_000, 50, cc.largest_sent);
+            a.newly_acked = 0;
+            cc.on_ack(t, &a);
+        }
+        // The last hole fills: one ACK acknowledges 14 000 packets, without an RTT sample (it
+        // waited on a retransmission), then the round ends.
+        for newly_acked in [14_000, 0, 0, 0, 0, 0, 0] {
+            t += Duration::from_millis(10);
+            let mut a = ack(1_000, 50, cc.largest_sent);
+            a.newly_acked = newly_acked;
+            a.rtt_sample = None;
+            cc.on_ack(t, &a);
+        }
+        assert!(
+            cc.bandwidth() <= estimate,
+            "{} after {estimate}",
+            cc.bandwidth()
+        );
     }
 
     #[test]
