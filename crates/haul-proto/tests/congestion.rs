@@ -201,9 +201,9 @@ fn startup_grid() {
 }
 
 /// Start-up within issue 6's budget (1 s + 5 RTT from the first handshake packet to 90 % of the
-/// link) on the cells that meet it: both rates at 10 and 100 ms up to 5 % loss, and clean paths
-/// up to 600 ms. The lossy 300 and 600 ms cells miss it (see `startup_grid` and
-/// docs/CONGESTION.md). A regression guard, deterministic by its seed.
+/// link) on the cells that meet it: both rates at 10 and 100 ms up to 5 % loss, clean paths up
+/// to 600 ms, and 100 Mbit/s at 600 ms with 1 %. The other lossy 300 and 600 ms cells miss it
+/// (see `startup_grid` and docs/CONGESTION.md). A regression guard, deterministic by its seed.
 #[test]
 fn startup_reaches_the_link_within_one_second_and_five_rtt() {
     let mut cells = Vec::new();
@@ -216,6 +216,7 @@ fn startup_reaches_the_link_within_one_second_and_five_rtt() {
         cells.push((rate, 300, 0.0));
         cells.push((rate, 600, 0.0));
     }
+    cells.push((100_000_000, 600, 0.01));
     for (rate, rtt, loss) in cells {
         let budget = Duration::from_secs(1) + Duration::from_millis(rtt) * 5;
         let t = startup_time(1, rate, rtt, loss, budget, Delivered::InOrder);
@@ -233,8 +234,9 @@ fn startup_reaches_the_link_within_one_second_and_five_rtt() {
 }
 
 /// Random loss must not collapse the rate: at 100 Mbit/s, at every RTT of issue 6's grid and up
-/// to 10 % loss, issue 6's efficiency floors (0.95 at 0–1 %, 0.90 at 5 %, 0.85 at 10 %; the
-/// figures printed here are in docs/CONGESTION.md). A regression guard, deterministic by its seed.
+/// to 10 % loss, issue 6's efficiency floors (0.95 at 0–1 %, 0.90 at 5 %, 0.85 at 10 %) and its
+/// retransmission budget (the figures printed here are in docs/CONGESTION.md). A regression
+/// guard, deterministic by its seed.
 #[test]
 fn efficiency_grid_at_100_mbit() {
     let mut worst = f64::MAX;
@@ -252,6 +254,14 @@ fn efficiency_grid_at_100_mbit() {
                 r.efficiency >= floor,
                 "rtt {rtt} ms loss {loss}: efficiency {:.3}",
                 r.efficiency
+            );
+            // Retransmitted ≤ loss + 1 %, where even a perfect sender resends loss ÷ (1 − loss)
+            // (11.1 % at 10 %): start-up's overshoot must not flood a 1-BDP buffer.
+            let budget = loss / (1.0 - loss) + 0.01;
+            assert!(
+                r.retransmitted <= budget,
+                "rtt {rtt} ms loss {loss}: retransmitted {:.3}",
+                r.retransmitted
             );
             worst = worst.min(r.efficiency);
         }

@@ -196,6 +196,7 @@ mod tests {
             ack_seq,
             newly_acked: 1,
             delivery_rate: None,
+            link_capacity: None,
             rtt_sample: None,
             reported_rtt: Duration::from_millis(10),
             path: path(10_000, ack_seq),

@@ -52,6 +52,9 @@ pub struct AckSample {
     pub newly_acked: u64,
     /// The receive rate this ACK reports, packets per second, unsmoothed (full ACKs only).
     pub delivery_rate: Option<u32>,
+    /// The link capacity this ACK reports (the receiver's packet pairs), packets per second,
+    /// unsmoothed (full ACKs only).
+    pub link_capacity: Option<u32>,
     /// Time from sending the newest packet this ACK covers to the ACK (never a retransmitted one).
     /// Its minimum is the path's RTT; single samples include time the ACK waited behind a hole.
     pub rtt_sample: Option<Duration>,

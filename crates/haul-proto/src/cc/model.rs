@@ -47,6 +47,24 @@ const STARTUP_FLAT_ROUNDS: u32 = 3;
 /// buffer of a BDP overflows at one; random loss over start-up's own growing queue mostly comes
 /// below a half.
 const OVERFLOW_QUEUE: f64 = 0.5;
+/// Start-up nears the link once it delivers this share of the link capacity that the receiver
+/// measures with packet pairs (a pair leaves back to back and the bottleneck spaces it by one
+/// packet's transmission time). From there it stops doubling and grows at [`APPROACH_GAIN`]
+/// until its own RTT samples show a queue: at 2.885 the round after the pipe fills queues 1.9
+/// BDPs, so a 1-BDP buffer overflowed for a round trip before the queue or the loss was seen.
+/// Below 1 so that random loss (up to 15 %) does not hide a full pipe.
+const NEAR_CAPACITY: f64 = 0.85;
+/// Start-up's gain once near the link capacity: a probe's, whose queue a round's RTT samples
+/// show long before it fills a BDP of buffer. Where the capacity was read too low (a packet pair
+/// spread by other traffic) the rate still grows, by this much per round.
+const APPROACH_GAIN: f64 = 1.25;
+/// A capacity report is believed only once the receiver has received (and acknowledged) a
+/// window of packet pairs: its window starts full of a default of 1 000 packets per second, and
+/// holds 64 pairs, one per 16 packets…
+const CAPACITY_PACKETS: u64 = 64 * 16;
+/// …and only while the delivery rate is within this multiple of it: further above, it was read
+/// too low, and start-up goes on doubling.
+const CAPACITY_CREDIBLE: f64 = 1.5;
 /// The receiver's RTT may exceed the minimum by this fraction plus `QUEUE_SLACK` and still count
 /// as "no queue" (losses seen then are random). The ACK→ACK2 RTT carries no ACK delay, so the
 /// margin only has to absorb jitter: a 1-BDP queue doubles the RTT, far past it.
@@ -159,6 +177,8 @@ pub struct ModelRate {
     /// This start-up was entered again from cruise (see [`PROBE_HEADROOM`]): it also ends at
     /// the first standing queue, since the path held traffic a moment ago.
     restarted: bool,
+    /// Start-up delivers nearly the link capacity and grows at [`APPROACH_GAIN`].
+    approaching: bool,
     /// The estimate when the current probe round began.
     probe_base: f64,
     /// Probes in a row that found room after a collapse (see [`COLLAPSED`]).
@@ -183,6 +203,8 @@ pub struct ModelRate {
     quiet_lost: f64,
     quiet_sent: f64,
     scavenger_scale: f64,
+    /// The first sequence number (see [`CAPACITY_PACKETS`]).
+    first_seq: u64,
     /// Highest sequence number sent, at the start of this round and now.
     sent_at_round_start: u64,
     largest_sent: u64,
@@ -218,6 +240,7 @@ impl ModelRate {
             full_bw: 0.0,
             flat_rounds: 0,
             restarted: false,
+            approaching: false,
             probe_base: 0.0,
             headroom_probes: 0,
             peak_bw: None,
@@ -231,6 +254,7 @@ impl ModelRate {
             quiet_lost: 0.0,
             quiet_sent: 0.0,
             scavenger_scale: 1.0,
+            first_seq: init.isn,
             sent_at_round_start: init.isn,
             largest_sent: init.isn,
             sent_pps: 0.0,
@@ -300,6 +324,7 @@ impl ModelRate {
 
     fn gain(&self) -> f64 {
         match self.phase {
+            Phase::Startup if self.approaching => APPROACH_GAIN,
             Phase::Startup => STARTUP_GAIN,
             Phase::Drain => 1.0 / STARTUP_GAIN,
             Phase::Cruise if self.draining_queue => DRAIN_QUEUE_GAIN,
@@ -356,6 +381,37 @@ impl ModelRate {
     fn overflowed(&self, rtt: Duration) -> bool {
         let base = self.base_rtt();
         self.flat_rounds >= 1 && rtt.saturating_sub(base) >= base.mul_f64(OVERFLOW_QUEUE)
+    }
+
+    /// Whether start-up delivers nearly the link capacity `ack` reports (see
+    /// [`NEAR_CAPACITY`]). A newcomer beside flows that hold the link never does.
+    fn near_capacity(&self, ack: &AckSample) -> bool {
+        let Some(capacity) = ack.link_capacity.map(f64::from) else {
+            return false;
+        };
+        let bw = self.bandwidth();
+        ack.ack_seq.saturating_sub(self.first_seq) >= CAPACITY_PACKETS
+            && bw >= NEAR_CAPACITY * capacity
+            && bw <= CAPACITY_CREDIBLE * capacity
+    }
+
+    /// Whether an unsmoothed RTT sample of ours shows a queue (the receiver's smoothed RTT lags
+    /// it by rounds on long paths).
+    fn shows_queue(&self, sample: Duration) -> bool {
+        let base = self.base_rtt();
+        sample.saturating_sub(base) > base.mul_f64(QUEUE_FRACTION) + QUEUE_SLACK
+    }
+
+    /// Start-up approaching the link saw a queue in `sample`: the pipe is full. Drain a whole
+    /// round from here, as after an overflow loss.
+    fn end_approach(&mut self, now: Instant, sample: Option<Duration>) {
+        if self.phase == Phase::Startup
+            && self.approaching
+            && sample.is_some_and(|s| self.shows_queue(s))
+        {
+            self.next_round(now);
+            self.phase = Phase::Drain;
+        }
     }
 
     fn update_min_rtt(&mut self, now: Instant, sample: Duration) {
@@ -509,6 +565,7 @@ impl ModelRate {
             Phase::Drain => {
                 self.phase = Phase::Cruise;
                 self.restarted = false;
+                self.approaching = false;
             }
             Phase::Cruise if app_limited => {}
             Phase::Cruise => {
@@ -619,6 +676,14 @@ impl CongestionControl for ModelRate {
             let slot = &mut self.bw_rounds[self.round];
             *slot = slot.max(sample);
         }
+        if self.phase == Phase::Startup
+            && !self.restarted
+            && !self.approaching
+            && self.near_capacity(ack)
+        {
+            self.approaching = true;
+        }
+        self.end_approach(now, ack.rtt_sample);
         if now.saturating_duration_since(self.round_start) >= self.round_length() {
             self.next_round(now);
         }
@@ -629,6 +694,7 @@ impl CongestionControl for ModelRate {
         self.round_lost += loss.lost;
         // Under heavy loss the cumulative ACK nearly always waits on a retransmission and ACKs
         // give no RTT sample; loss reports still do.
+        self.end_approach(now, loss.rtt_sample);
         if let Some(rtt) = loss.rtt_sample {
             self.update_min_rtt(now, rtt);
             if self.phase == Phase::Startup && self.overflowed(rtt) {
@@ -771,6 +837,7 @@ mod tests {
             ack_seq: 0,
             newly_acked: rate as u64 / 100,
             delivery_rate: Some(rate),
+            link_capacity: None,
             rtt_sample: Some(Duration::from_millis(rtt_ms)),
             reported_rtt: Duration::from_millis(rtt_ms),
             path: PathEstimate {
@@ -798,6 +865,21 @@ mod tests {
                     path: path(),
                 },
             );
+        }
+    }
+
+    /// Feeds one round of `feed` from a receiver that has acknowledged everything sent and
+    /// measures the link at `capacity` packets per second with packet pairs.
+    fn feed_measuring(cc: &mut ModelRate, t: &mut Instant, rate: u32, rtt_ms: u64, capacity: u32) {
+        for _ in 0..5 {
+            *t += Duration::from_millis(10);
+            let sent = cc.largest_sent + rate as u64 / 100;
+            let a = AckSample {
+                ack_seq: sent,
+                link_capacity: Some(capacity),
+                ..ack(rate, rtt_ms, sent)
+            };
+            cc.on_ack(*t, &a);
         }
     }
 
@@ -973,6 +1055,42 @@ mod tests {
             path: path(),
         };
         cc.on_loss(t, &loss);
+    }
+
+    #[test]
+    fn startup_approaches_the_link_capacity_at_a_probes_gain() {
+        // Start-up at 50 ms towards a link of 100 000 packets per second, each round 1.25x the
+        // last (what the delivery cap lets a sample grow by).
+        let rounds = [40_000, 50_000, 62_500, 78_000, 90_000];
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+        for rate in rounds {
+            assert!(!cc.approaching, "below 85 % of the capacity at {rate}");
+            feed_measuring(&mut cc, &mut t, rate, 50, 100_000);
+        }
+        assert_eq!((cc.phase, cc.approaching), (Phase::Startup, true));
+        let pps = 1.0 / cc.pacing_period().as_secs_f64();
+        assert!((pps / cc.bandwidth() - APPROACH_GAIN).abs() < 0.01, "{pps}");
+        // 6 ms of queue on a 50 ms path is jitter (threshold 5 + 2 ms); 10 ms is the pipe full.
+        feed_measuring(&mut cc, &mut t, 95_000, 56, 100_000);
+        assert_eq!(cc.phase, Phase::Startup);
+        feed_measuring(&mut cc, &mut t, 95_000, 60, 100_000);
+        assert_eq!(cc.phase, Phase::Drain);
+
+        // A capacity far below what is already delivered (packet pairs spread by other traffic)
+        // is not believed: start-up goes on doubling.
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+        for rate in rounds {
+            feed_measuring(&mut cc, &mut t, rate, 50, 20_000);
+        }
+        assert!(!cc.approaching);
+        // Nor is the receiver's starting value (1 000 packets per second) before it has timed a
+        // window of pairs, at a rate that happens to match it.
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+        feed_measuring(&mut cc, &mut t, 1_000, 50, 1_000);
+        assert!(!cc.approaching);
     }
 
     #[test]

@@ -1227,6 +1227,7 @@ impl Connection {
             ack_seq: ext,
             newly_acked,
             delivery_rate: ack.rates.map(|r| r.recv_rate).filter(|r| *r > 0),
+            link_capacity: ack.rates.map(|r| r.capacity).filter(|c| *c > 0),
             rtt_sample: self.latest_rtt_sample.take(),
             reported_rtt: Duration::from_micros(ack.rtt_us as u64),
             path: self.path_estimate(),
