@@ -65,6 +65,11 @@ const CAPACITY_PACKETS: u64 = 64 * 16;
 /// …and only while the delivery rate is within this multiple of it: further above, it was read
 /// too low, and start-up goes on doubling.
 const CAPACITY_CREDIBLE: f64 = 1.5;
+/// A report at the receiver's resolution (a median gap of 1 µs or none: 10⁶ packets per second)
+/// says the pairs arrived together — behind GRO or interrupt coalescing, as in `haul lab`,
+/// whose emulator writes what arrives within 200 µs as one super-packet — not what the link
+/// carries.
+const CAPACITY_UNRESOLVED: u32 = 1_000_000;
 /// The receiver's RTT may exceed the minimum by this fraction plus `QUEUE_SLACK` and still count
 /// as "no queue" (losses seen then are random). The ACK→ACK2 RTT carries no ACK delay, so the
 /// margin only has to absorb jitter: a 1-BDP queue doubles the RTT, far past it.
@@ -386,7 +391,11 @@ impl ModelRate {
     /// Whether start-up delivers nearly the link capacity `ack` reports (see
     /// [`NEAR_CAPACITY`]). A newcomer beside flows that hold the link never does.
     fn near_capacity(&self, ack: &AckSample) -> bool {
-        let Some(capacity) = ack.link_capacity.map(f64::from) else {
+        let Some(capacity) = ack
+            .link_capacity
+            .filter(|&c| c < CAPACITY_UNRESOLVED)
+            .map(f64::from)
+        else {
             return false;
         };
         let bw = self.bandwidth();
@@ -1090,6 +1099,13 @@ mod tests {
         let mut t = Instant::now();
         let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
         feed_measuring(&mut cc, &mut t, 1_000, 50, 1_000);
+        assert!(!cc.approaching);
+        // Nor one at the receiver's resolution: pairs that arrived in one batch.
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+        for rate in [600_000, 750_000, 900_000] {
+            feed_measuring(&mut cc, &mut t, rate, 50, CAPACITY_UNRESOLVED);
+        }
         assert!(!cc.approaching);
     }
 
