@@ -323,8 +323,8 @@ impl ModelRate {
 
     /// Whether that queue is more than jitter.
     fn queue_standing(&self) -> Option<bool> {
-        let base = self.min_rtt?.0;
-        Some(self.queueing_delay()? > base.mul_f64(QUEUE_FRACTION) + QUEUE_SLACK)
+        self.min_rtt?;
+        Some(self.shows_queue(self.round_min_rtt?))
     }
 
     fn gain(&self) -> f64 {
@@ -404,23 +404,29 @@ impl ModelRate {
             && bw <= CAPACITY_CREDIBLE * capacity
     }
 
-    /// Whether an unsmoothed RTT sample of ours shows a queue (the receiver's smoothed RTT lags
-    /// it by rounds on long paths).
+    /// Whether an RTT sits further above the base RTT than jitter explains: a queue.
     fn shows_queue(&self, sample: Duration) -> bool {
         let base = self.base_rtt();
         sample.saturating_sub(base) > base.mul_f64(QUEUE_FRACTION) + QUEUE_SLACK
     }
 
-    /// Start-up approaching the link saw a queue in `sample`: the pipe is full. Drain a whole
-    /// round from here, as after an overflow loss.
+    /// Start-up approaching the link saw a queue in `sample`, one of its own unsmoothed RTT
+    /// samples (the receiver's smoothed RTT lags the queue by rounds on long paths): the pipe is
+    /// full.
     fn end_approach(&mut self, now: Instant, sample: Option<Duration>) {
         if self.phase == Phase::Startup
             && self.approaching
             && sample.is_some_and(|s| self.shows_queue(s))
         {
-            self.next_round(now);
-            self.phase = Phase::Drain;
+            self.drain_from_here(now);
         }
+    }
+
+    /// Start-up found the pipe full mid-round: the round ends here and a whole round of drain
+    /// follows, instead of waiting for rounds that no longer grow.
+    fn drain_from_here(&mut self, now: Instant) {
+        self.next_round(now);
+        self.phase = Phase::Drain;
     }
 
     fn update_min_rtt(&mut self, now: Instant, sample: Duration) {
@@ -709,9 +715,8 @@ impl CongestionControl for ModelRate {
             if self.phase == Phase::Startup && self.overflowed(rtt) {
                 // Start-up has filled the pipe and the buffer: each round trip more at its gain
                 // drops most of what it adds (and the holes hold in-order delivery for round
-                // trips). Drain a whole round from here instead of waiting for flat rounds.
-                self.next_round(now);
-                self.phase = Phase::Drain;
+                // trips).
+                self.drain_from_here(now);
             }
         }
         self.window = self.model_window();
