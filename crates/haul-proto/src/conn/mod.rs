@@ -185,6 +185,9 @@ pub struct Stats {
     pub pacing_period: Duration,
     /// Congestion window, packets.
     pub congestion_window: u32,
+    /// Maximum segment size agreed with the peer: the bytes of a full data packet on the wire,
+    /// IP and UDP headers included (the window and the pacing period count such packets).
+    pub mss: u32,
     /// Flow window offered by the peer, packets.
     pub flow_window: u64,
     /// Delivery rate the peer reports, packets per second.
@@ -556,6 +559,7 @@ impl Connection {
         s.rtt = self.rtt.rtt();
         s.rtt_var = self.rtt.var();
         s.flow_window = self.flow_window;
+        s.mss = self.mss;
         s.delivery_rate = self.recv_rate.get();
         s.link_capacity = self.capacity.get();
         s.bytes_buffered = self.unacknowledged_bytes() as u64;

@@ -47,7 +47,7 @@ impl Probe {
                     retransmits: s.packets_retransmitted,
                     window: s.congestion_window.min(s.flow_window as u32) as u64,
                     pacing_bps: if period > 0.0 {
-                        1500.0 * 8.0 / period
+                        f64::from(s.mss) * 8.0 / period
                     } else {
                         0.0
                     },
@@ -89,33 +89,17 @@ impl DataStream {
         })
     }
 
-    /// Writes everything. Over haul, first waits while the unacknowledged bytes exceed the
-    /// congestion window — as TCP's autotuned send buffer follows its window — so that what
-    /// the sender counts as sent is close to what has arrived, and a timed test ends on time
-    /// instead of draining a 64 MB buffer. (A tighter bound starves the sender under loss: the
-    /// cumulative ACK waits behind every hole, a lost retransmission for an RTO more, and until
-    /// then the data behind it counts as unacknowledged.)
+    /// Writes everything. A haul write blocks while the connection holds its window in flight
+    /// and its allowance of unsent bytes ([`haul_net::ConnectionConfig::max_unsent_bytes`]),
+    /// as TCP's autotuned send buffer follows its window, so that what the sender counts as
+    /// sent is close to what has arrived and a timed test ends on time.
     ///
     /// haul takes `buf` without a copy ([`haul_net::Stream::write_bytes`]: the kernel's copy
     /// is the only one, as kernel TCP's), or copies it into its send buffer when `copy`.
     pub fn write_all(&mut self, buf: &Bytes, copy: bool) -> io::Result<()> {
         match self {
-            DataStream::Haul(s) => {
-                let monitor = s.monitor();
-                loop {
-                    let stats = monitor.stats();
-                    let window = f64::from(stats.congestion_window) * MSS_BYTES;
-                    if (stats.bytes_buffered as f64) < window.max(UNACKED_FLOOR) {
-                        break;
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(1));
-                }
-                if copy {
-                    s.write_all(buf)
-                } else {
-                    s.write_bytes(buf.clone())
-                }
-            }
+            DataStream::Haul(s) if copy => s.write_all(buf),
+            DataStream::Haul(s) => s.write_bytes(buf.clone()),
             DataStream::Tcp(t) => t.write_all(buf),
         }
     }
@@ -146,11 +130,6 @@ impl DataStream {
         }
     }
 }
-
-/// Unacknowledged bytes a haul sender may always have (enough for loopback's rates).
-const UNACKED_FLOOR: f64 = (4 << 20) as f64;
-/// Bytes per packet of the congestion window (the default MSS; the window counts packets).
-const MSS_BYTES: f64 = 1500.0;
 
 /// Applies the TCP options of a test to a socket: congestion control, buffers, pacing cap.
 pub fn tune_tcp(
