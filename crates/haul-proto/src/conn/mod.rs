@@ -593,20 +593,26 @@ impl Connection {
 
     /// Queues stream bytes; returns how many were taken, or [`StreamError::Blocked`] if none fit.
     pub fn write(&mut self, data: &[u8]) -> Result<usize, StreamError> {
-        self.write_with(data.len(), |send, n| send.write_stream(&data[..n]))
+        let limit = self.config.max_unsent_bytes;
+        self.write_with(data.len(), limit, |send, n| send.write_stream(&data[..n]))
     }
 
     /// Queues stream bytes the caller owns without copying them (short ones are copied);
     /// returns how many were taken, or [`StreamError::Blocked`] if none fit. Give it what is
     /// not taken again, as `data.slice(n..)`.
     pub fn write_bytes(&mut self, data: &Bytes) -> Result<usize, StreamError> {
-        self.write_with(data.len(), |send, n| send.write_bytes(&data.slice(..n)))
+        let limit = self.config.max_unsent_lent_bytes;
+        self.write_with(data.len(), limit, |send, n| {
+            send.write_bytes(&data.slice(..n))
+        })
     }
 
-    /// Queues up to `len` stream bytes with `put(send buffer, bytes allowed)`.
+    /// Queues up to `len` stream bytes with `put(send buffer, bytes allowed)`, while fewer
+    /// than `max_unsent` bytes wait for their first transmission.
     fn write_with(
         &mut self,
         len: usize,
+        max_unsent: usize,
         put: impl FnOnce(&mut SendBuffer, usize) -> usize,
     ) -> Result<usize, StreamError> {
         self.writable_state()?;
@@ -616,11 +622,7 @@ impl Connection {
         if len == 0 {
             return Ok(0);
         }
-        let room = self
-            .config
-            .max_unsent_bytes
-            .max(1)
-            .saturating_sub(self.send.unsent());
+        let room = max_unsent.max(1).saturating_sub(self.send.unsent());
         let n = put(&mut self.send, len.min(room));
         if n < len {
             self.write_blocked = true;
@@ -1942,6 +1944,19 @@ mod tests {
         .collect();
         // 20 000 bytes = 13 full packets + 1 of 1072: 8 in the first batch, then 6 (5 + short).
         assert_eq!(sizes, vec![5 * 1472 + 1072 + 16]);
+    }
+
+    #[test]
+    fn lent_bytes_may_run_further_ahead_of_the_pacer_than_copied_ones() {
+        let (mut conn, _) = established(8);
+        let copied = conn.config.max_unsent_bytes;
+        let lent = conn.config.max_unsent_lent_bytes;
+        assert!(lent > copied);
+        assert_eq!(conn.write(&vec![1; 2 * copied]), Ok(copied));
+        assert_eq!(conn.write(&[1]), Err(StreamError::Blocked));
+        let block = Bytes::from(vec![2; lent]);
+        assert_eq!(conn.write_bytes(&block), Ok(lent - copied));
+        assert_eq!(conn.write_bytes(&block), Err(StreamError::Blocked));
     }
 
     /// The bytes of a gathered transmit, pieces joined in order.
