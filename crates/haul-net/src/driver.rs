@@ -450,8 +450,8 @@ fn io_loop(shared: Arc<Shared>) {
             for (from, message, segment) in &datagrams {
                 let step = segment.unwrap_or(message.len()).max(1);
                 for start in (0..message.len()).step_by(step) {
-                    let datagram = message.slice(start..(start + step).min(message.len()));
-                    dispatch(inner, now, *from, &datagram, &mut scratch, &mut tx);
+                    let range = start..(start + step).min(message.len());
+                    dispatch(inner, now, *from, message, range, &mut scratch, &mut tx);
                 }
             }
             let now = Instant::now();
@@ -495,19 +495,24 @@ fn io_loop(shared: Arc<Shared>) {
     }
 }
 
-/// Routes one datagram: to its connection, to the endpoint's answers, or to the accept queue.
+/// Routes one datagram, `message[range]`: to its connection, to the endpoint's answers, or to
+/// the accept queue.
 fn dispatch(
     inner: &mut Inner,
     now: Instant,
     from: SocketAddr,
-    datagram: &Bytes,
+    message: &Bytes,
+    range: std::ops::Range<usize>,
     scratch: &mut Vec<u8>,
     tx: &mut TxQueue,
 ) {
-    match inner.endpoint.handle(now, from, datagram, scratch) {
+    match inner
+        .endpoint
+        .handle(now, from, &message[range.clone()], scratch)
+    {
         Some(DatagramEvent::Connection(id)) => {
             if let Some(conn) = inner.conns.get_mut(&id) {
-                conn.handle_datagram_bytes(now, from, datagram);
+                conn.handle_datagram_in(now, from, message, range);
             }
         }
         Some(DatagramEvent::NewConnection(id, conn)) => {

@@ -815,6 +815,19 @@ impl Connection {
         self.receive(now, from, datagram, Some(datagram))
     }
 
+    /// Like [`Connection::handle_datagram_bytes`] for one datagram, `message[range]`, of a
+    /// message that holds several (a GRO batch): the receive buffer keeps slices of `message`,
+    /// with no slice of the datagram made first (a reference count each, per packet).
+    pub fn handle_datagram_in(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        message: &Bytes,
+        range: std::ops::Range<usize>,
+    ) {
+        self.receive(now, from, &message[range], Some(message))
+    }
+
     fn receive(&mut self, now: Instant, from: SocketAddr, bytes: &[u8], owner: Option<&Bytes>) {
         if from != self.peer_addr || self.close_reason().is_some() {
             return;
@@ -2054,6 +2067,24 @@ mod tests {
         assert_eq!(conn.read(&mut out), Ok(60));
         assert_eq!(&conn.read_chunk(1 << 20).unwrap()[..], &[8; 40]);
         assert_eq!(conn.stats().bytes_received, 400);
+    }
+
+    #[test]
+    fn datagrams_of_a_coalesced_message_are_read_as_slices_of_it() {
+        let (mut conn, now) = established(8);
+        let peer = conn.peer_addr();
+        let packets: Vec<Vec<u8>> = (5..8u8).map(|i| data_packet(i.into(), &[i; 100])).collect();
+        let message = Bytes::from(packets.concat());
+        let size = packets[0].len();
+        for start in (0..message.len()).step_by(size) {
+            conn.handle_datagram_in(now, peer, &message, start..start + size);
+        }
+        for i in 0..3 {
+            let chunk = conn.read_chunk(1 << 20).unwrap();
+            assert_eq!(&chunk[..], &[5 + i as u8; 100][..]);
+            assert_eq!(chunk.as_ptr(), message[(i + 1) * size - 100..].as_ptr());
+        }
+        assert_eq!(conn.read_chunk(1 << 20), Err(StreamError::Blocked));
     }
 
     /// A control packet from the peer of [`established`].
