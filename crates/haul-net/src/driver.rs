@@ -336,15 +336,20 @@ struct TxQueue {
     transmits: Vec<Outgoing>,
     /// Scratch for one transmit's pieces as the connection gives them.
     gathered: Vec<Piece>,
-    parts: Vec<Bytes>,
+    /// Send-buffer chunks the payloads are cut from, one reference each for the whole batch.
+    chunks: Vec<Bytes>,
 }
 
 /// Part of a datagram to send.
 enum TxPiece {
     /// `len` bytes at `start` of [`TxQueue::buf`].
     Buf { start: usize, len: usize },
-    /// Payload bytes shared with a send buffer.
-    Shared(Bytes),
+    /// Payload bytes: `len` bytes at `start` of [`TxQueue::chunks`]`[chunk]`.
+    Shared {
+        chunk: usize,
+        start: usize,
+        len: usize,
+    },
 }
 
 impl TxQueue {
@@ -352,6 +357,7 @@ impl TxQueue {
         self.buf.clear();
         self.pieces.clear();
         self.transmits.clear();
+        self.chunks.clear();
     }
 
     /// Appends everything `conn` wants to send now.
@@ -366,12 +372,23 @@ impl TxQueue {
                 match *piece {
                     Piece::Buf { start, len } => self.pieces.push(TxPiece::Buf { start, len }),
                     Piece::Sent { offset, len } => {
-                        self.parts.clear();
+                        let (chunks, pieces) = (&mut self.chunks, &mut self.pieces);
                         // Always held: the connection cut these bytes a moment ago.
-                        if conn.sent_payload(offset, len, &mut self.parts) {
-                            self.pieces
-                                .extend(self.parts.drain(..).map(TxPiece::Shared));
-                        }
+                        conn.sent_payload_parts(offset, len, |chunk, range| {
+                            // Consecutive packets come from the same chunk: one reference
+                            // for all of them.
+                            let held = chunks.last().is_some_and(|c| {
+                                c.as_ptr() == chunk.as_ptr() && c.len() == chunk.len()
+                            });
+                            if !held {
+                                chunks.push(chunk.clone());
+                            }
+                            pieces.push(TxPiece::Shared {
+                                chunk: chunks.len() - 1,
+                                start: range.start,
+                                len: range.len(),
+                            });
+                        });
                     }
                 }
             }
@@ -405,7 +422,9 @@ impl TxQueue {
             .iter()
             .map(|piece| match piece {
                 TxPiece::Buf { start, len } => IoSlice::new(&self.buf[*start..*start + *len]),
-                TxPiece::Shared(bytes) => IoSlice::new(bytes),
+                TxPiece::Shared { chunk, start, len } => {
+                    IoSlice::new(&self.chunks[*chunk][*start..*start + *len])
+                }
             })
             .collect();
         if let Err(e) = socket.send_all(&slices, &self.transmits, io) {

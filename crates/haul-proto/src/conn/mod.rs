@@ -1544,6 +1544,18 @@ impl Connection {
         self.send.payload(offset, len, out)
     }
 
+    /// Like [`Connection::sent_payload`], without a reference count per part: calls `f` with
+    /// each send-buffer chunk that holds part of the piece and that part's range in it, so that
+    /// a driver can keep one reference per chunk for a whole batch of packets cut from it.
+    pub fn sent_payload_parts(
+        &self,
+        offset: u64,
+        len: usize,
+        f: impl FnMut(&Bytes, std::ops::Range<usize>),
+    ) -> bool {
+        self.send.for_each_part(offset, len, f)
+    }
+
     fn next_transmit(
         &mut self,
         now: Instant,
@@ -1981,6 +1993,11 @@ mod tests {
                 Piece::Sent { offset, len } => {
                     let mut parts = Vec::new();
                     assert!(conn.sent_payload(offset, len, &mut parts));
+                    let mut ranges = Vec::new();
+                    assert!(conn.sent_payload_parts(offset, len, |chunk, range| {
+                        ranges.extend_from_slice(&chunk[range]);
+                    }));
+                    assert_eq!(ranges, parts.concat(), "both ways of reading a piece agree");
                     parts.iter().for_each(|p| out.extend_from_slice(p));
                 }
             }

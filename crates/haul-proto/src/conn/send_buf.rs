@@ -290,7 +290,7 @@ impl SendBuffer {
 
     /// Calls `f` with each chunk that holds part of `offset..offset + len` and that part's range
     /// in it, in order; false (and no call) unless all of them are frozen and held.
-    fn for_each_part(
+    pub fn for_each_part(
         &self,
         offset: u64,
         len: usize,
