@@ -13,6 +13,7 @@ context switches per second. Not a test: it measures.
 """
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -36,7 +37,9 @@ def run(binary, extra, seconds):
         time.sleep(0.3)
         before = context_switches()
         out = subprocess.run([binary, "perf", "-c", f"127.0.0.1:{PORT}", "-t", str(seconds),
-                              "--json", *extra.split()], capture_output=True, text=True, check=True)
+                              "--json", *extra.split()], capture_output=True, text=True)
+        if out.returncode != 0:
+            sys.exit(f"{binary} perf {extra}: exit {out.returncode}: {out.stderr.strip()[-500:]}")
         switches = (context_switches() - before) / seconds
         server.wait(timeout=10)
     finally:
@@ -56,6 +59,9 @@ def main():
     variants = [v.split("|", 2) for v in a.variants]
     if any(len(v) != 3 for v in variants):
         sys.exit("each variant is NAME|BINARY|ARGS (ARGS may be empty)")
+    for _, binary, _ in variants:
+        if not os.access(binary, os.X_OK):
+            sys.exit(f"{binary}: no such executable (build it: cargo build --release -p haul)")
     results = {name: [] for name, _, _ in variants}
     for r in range(a.rounds):
         for name, binary, extra in variants:

@@ -374,7 +374,7 @@ impl TxQueue {
                     Piece::Sent { offset, len } => {
                         let (chunks, pieces) = (&mut self.chunks, &mut self.pieces);
                         // Always held: the connection cut these bytes a moment ago.
-                        conn.sent_payload_parts(offset, len, |chunk, range| {
+                        conn.sent_payload(offset, len, |chunk, range| {
                             // Consecutive packets come from the same chunk: one reference
                             // for all of them.
                             let held = chunks.last().is_some_and(|c| {

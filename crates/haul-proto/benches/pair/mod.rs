@@ -48,7 +48,6 @@ pub struct Pair {
     chunk: Bytes,
     buf: Vec<u8>,
     pieces: Vec<Piece>,
-    parts: Vec<Bytes>,
     datagram: Vec<u8>,
     /// Stream bytes the receiver has read.
     pub delivered: u64,
@@ -106,7 +105,6 @@ impl Pair {
             chunk: Bytes::from(vec![0x68; CHUNK]),
             buf: Vec::new(),
             pieces: Vec::new(),
-            parts: Vec::new(),
             datagram: Vec::new(),
             delivered: 0,
         };
@@ -196,11 +194,10 @@ impl Pair {
                         .datagram
                         .extend_from_slice(&self.buf[start..start + len]),
                     Piece::Sent { offset, len } => {
-                        self.parts.clear();
-                        assert!(conn.sent_payload(offset, len, &mut self.parts));
-                        for part in &self.parts {
-                            self.datagram.extend_from_slice(part);
-                        }
+                        let datagram = &mut self.datagram;
+                        assert!(conn.sent_payload(offset, len, |chunk, range| {
+                            datagram.extend_from_slice(&chunk[range]);
+                        }));
                     }
                 }
             }

@@ -1516,7 +1516,7 @@ impl Connection {
     /// (plain `udt4`): `buf` receives the headers, `pieces` the transmit's parts in wire order,
     /// and [`Transmit::size`] counts every byte of them. The driver hands the pieces to the
     /// kernel as one scatter-gather send, reading [`Piece::Sent`] with
-    /// [`Connection::sent_payload`] (which shares them, no copy) before it lets an ACK
+    /// [`Connection::sent_payload`] (the send buffer's own memory, no copy) before it lets an ACK
     /// release them.
     pub fn poll_transmit_gather(
         &mut self,
@@ -1536,18 +1536,12 @@ impl Connection {
         Some(t)
     }
 
-    /// The send-buffer bytes of a [`Piece::Sent`], pushed onto `out` as one to three parts
-    /// that share the buffer's memory (a reference count each, no copy): the driver may send
-    /// them after letting go of the connection. False, and nothing pushed, when they are no
-    /// longer held (acknowledged since the piece was gathered).
-    pub fn sent_payload(&self, offset: u64, len: usize, out: &mut Vec<Bytes>) -> bool {
-        self.send.payload(offset, len, out)
-    }
-
-    /// Like [`Connection::sent_payload`], without a reference count per part: calls `f` with
-    /// each send-buffer chunk that holds part of the piece and that part's range in it, so that
-    /// a driver can keep one reference per chunk for a whole batch of packets cut from it.
-    pub fn sent_payload_parts(
+    /// The send-buffer bytes of a [`Piece::Sent`]: calls `f` with each chunk of the send buffer
+    /// that holds part of them and that part's range in it, in order (one to three parts), so
+    /// that a driver can keep one reference per chunk (no copy) for a whole batch of packets
+    /// cut from it and send them after letting go of the connection. False, and no call, when
+    /// they are no longer held (acknowledged since the piece was gathered).
+    pub fn sent_payload(
         &self,
         offset: u64,
         len: usize,
@@ -1991,14 +1985,9 @@ mod tests {
             match *piece {
                 Piece::Buf { start, len } => out.extend_from_slice(&buf[start..start + len]),
                 Piece::Sent { offset, len } => {
-                    let mut parts = Vec::new();
-                    assert!(conn.sent_payload(offset, len, &mut parts));
-                    let mut ranges = Vec::new();
-                    assert!(conn.sent_payload_parts(offset, len, |chunk, range| {
-                        ranges.extend_from_slice(&chunk[range]);
+                    assert!(conn.sent_payload(offset, len, |chunk, range| {
+                        out.extend_from_slice(&chunk[range]);
                     }));
-                    assert_eq!(ranges, parts.concat(), "both ways of reading a piece agree");
-                    parts.iter().for_each(|p| out.extend_from_slice(p));
                 }
             }
         }

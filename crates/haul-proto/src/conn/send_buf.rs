@@ -281,15 +281,9 @@ impl SendBuffer {
         out.len() - before
     }
 
-    /// The `len` bytes from stream offset `offset` (cut into packets already), as the chunks'
-    /// own memory: pushed onto `out` in order, one to three parts. False, and nothing pushed,
-    /// unless all of them are held.
-    pub fn payload(&self, offset: u64, len: usize, out: &mut Vec<Bytes>) -> bool {
-        self.for_each_part(offset, len, |chunk, range| out.push(chunk.slice(range)))
-    }
-
-    /// Calls `f` with each chunk that holds part of `offset..offset + len` and that part's range
-    /// in it, in order; false (and no call) unless all of them are frozen and held.
+    /// Calls `f` with each chunk that holds part of `offset..offset + len` (bytes cut into
+    /// packets already) and that part's range in it, in order — one to three parts; false (and
+    /// no call) unless all of them are frozen and held.
     pub fn for_each_part(
         &self,
         offset: u64,
@@ -424,11 +418,16 @@ mod tests {
         assert!(b.is_empty());
     }
 
+    /// A packet's payload as the chunks' own memory, one slice per part.
+    fn parts_of(b: &SendBuffer, offset: u64, len: usize) -> Option<Vec<Bytes>> {
+        let mut parts = Vec::new();
+        b.for_each_part(offset, len, |chunk, range| parts.push(chunk.slice(range)))
+            .then_some(parts)
+    }
+
     /// A packet's payload, gathered from its parts.
     fn payload_of(b: &SendBuffer, offset: u64, len: usize) -> Option<Vec<u8>> {
-        let mut parts = Vec::new();
-        b.payload(offset, len, &mut parts)
-            .then(|| parts.iter().flat_map(|p| p.iter().copied()).collect())
+        parts_of(b, offset, len).map(|parts| parts.concat())
     }
 
     #[test]
@@ -454,8 +453,7 @@ mod tests {
             for _ in 0..cuts {
                 let Some(seq) = b.cut_packet(1456) else { break };
                 let p = *b.packet(seq).unwrap();
-                let mut parts = Vec::new();
-                assert!(b.payload(p.offset(), p.len(), &mut parts));
+                let parts = parts_of(&b, p.offset(), p.len()).unwrap();
                 most_parts = most_parts.max(parts.len());
                 let want: Vec<u8> = (p.offset()..p.offset() + p.len() as u64)
                     .map(byte_at)
@@ -483,8 +481,7 @@ mod tests {
         assert_eq!(b.write_bytes(&data), data.len());
         let seq = b.cut_packet(1456).unwrap();
         let p = *b.packet(seq).unwrap();
-        let mut parts = Vec::new();
-        assert!(b.payload(p.offset(), p.len(), &mut parts));
+        let parts = parts_of(&b, p.offset(), p.len()).unwrap();
         assert_eq!(parts.len(), 1);
         assert_eq!(parts[0].as_ptr(), data.as_ptr(), "no copy");
     }

@@ -90,9 +90,10 @@ impl DataStream {
     }
 
     /// Writes everything. A haul write blocks while the connection holds its window in flight
-    /// and its allowance of unsent bytes ([`haul_net::ConnectionConfig::max_unsent_bytes`]),
-    /// as TCP's autotuned send buffer follows its window, so that what the sender counts as
-    /// sent is close to what has arrived and a timed test ends on time.
+    /// and its allowance of unsent bytes ([`haul_net::ConnectionConfig::max_unsent_bytes`]
+    /// copied, [`haul_net::ConnectionConfig::max_unsent_lent_bytes`] lent), as TCP's autotuned
+    /// send buffer follows its window, so that what the sender counts as sent is close to what
+    /// has arrived and a timed test ends on time.
     ///
     /// haul takes `buf` without a copy ([`haul_net::Stream::write_bytes`]: the kernel's copy
     /// is the only one, as kernel TCP's), or copies it into its send buffer when `copy`.
