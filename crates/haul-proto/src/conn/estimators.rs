@@ -130,6 +130,17 @@ impl SmoothedRate {
 }
 
 const PROBE_WINDOW: usize = 64;
+/// Packet pairs the capacity is computed from before the window holds 64 of them. The
+/// reference starts its window full of 1 000 packets per second and reports that default until
+/// half the window is real (33 pairs, 528 packets: four round trips into a start-up from 32
+/// packets); haul reports the median of the pairs it has seen once it has this many, so that a
+/// sender can use the capacity in start-up: a first flight of 128 packets carries eight pairs.
+/// Four or six (a jump after the first flight even when loss breaks a pair) met every start-up
+/// cell of the simulator, but a flow that filled the pipe a few hundred milliseconds sooner read
+/// 0.94 instead of 0.96 on the in-order efficiency of 100 Mbit/s, 600 ms, 1 % (the span measured
+/// starts at 4 s, after more of start-up's holes were repaired) — and a median of eight is the
+/// sturdier reading on a real path.
+const FIRST_PROBES: usize = 8;
 
 /// The receiver's record of packet arrivals: receive rate and link capacity (packet pairs).
 ///
@@ -144,6 +155,8 @@ const PROBE_WINDOW: usize = 64;
 pub struct ArrivalWindow {
     probes: [u32; PROBE_WINDOW],
     next_probe: usize,
+    /// Pairs measured so far (the window fills from the front until it wraps).
+    probes_seen: usize,
     probe_start: Option<Instant>,
     counted: u64,
     counting_since: Option<Instant>,
@@ -156,6 +169,7 @@ impl Default for ArrivalWindow {
         Self {
             probes: [1_000; PROBE_WINDOW],
             next_probe: 0,
+            probes_seen: 0,
             probe_start: None,
             counted: 0,
             counting_since: None,
@@ -175,6 +189,7 @@ impl ArrivalWindow {
                 if let Some(start) = self.probe_start.take() {
                     self.probes[self.next_probe] = micros_between(start, now);
                     self.next_probe = (self.next_probe + 1) % PROBE_WINDOW;
+                    self.probes_seen = self.probes_seen.saturating_add(1);
                 }
             }
             _ => {}
@@ -205,12 +220,20 @@ impl ArrivalWindow {
         }
     }
 
-    /// Link capacity in packets per second from the filtered median of packet-pair gaps.
+    /// Link capacity in packets per second: the mean of the packet-pair gaps within a factor
+    /// of eight of their median. Over the pairs seen once there are [`FIRST_PROBES`] of them,
+    /// otherwise over the whole window (the reference's defaults until then).
     pub fn capacity(&self) -> u32 {
-        let median = median(self.probes);
+        let seen = if (FIRST_PROBES..PROBE_WINDOW).contains(&self.probes_seen) {
+            self.probes_seen
+        } else {
+            PROBE_WINDOW
+        };
+        let mut gaps = self.probes;
+        let gaps = &mut gaps[..seen];
+        let median = *gaps.select_nth_unstable(seen / 2).1;
         let (upper, lower) = (median.saturating_mul(8), median / 8);
-        let (count, sum) = self
-            .probes
+        let (count, sum) = gaps
             .iter()
             .filter(|&&v| v < upper && v > lower)
             .fold((1u64, median as u64), |(c, s), &v| (c + 1, s + v as u64));
@@ -223,11 +246,6 @@ fn micros_between(earlier: Instant, later: Instant) -> u32 {
         .saturating_duration_since(earlier)
         .as_micros()
         .min(u32::MAX as u128) as u32
-}
-
-fn median<const N: usize>(mut values: [u32; N]) -> u32 {
-    let mid = N / 2;
-    *values.select_nth_unstable(mid).1
 }
 
 fn per_second(mean_us: u64) -> u32 {
@@ -255,6 +273,28 @@ mod tests {
             w.on_arrival(t0 + Duration::from_micros(100 * i as u64), i & 0xF);
         }
         assert_eq!(w.report_rate(t0 + Duration::from_millis(10)), 10_000);
+    }
+
+    #[test]
+    fn capacity_comes_from_the_pairs_seen_once_there_are_enough() {
+        let mut w = ArrivalWindow::default();
+        let t0 = Instant::now();
+        // Pairs 100 µs apart (10 000 packets per second), one every 16 packets.
+        let pair = |w: &mut ArrivalWindow, n: u64| {
+            let at = t0 + Duration::from_millis(n);
+            w.on_arrival(at, 0);
+            w.on_arrival(at + Duration::from_micros(100), 1);
+        };
+        for n in 0..FIRST_PROBES as u64 - 1 {
+            pair(&mut w, n);
+        }
+        assert_eq!(w.capacity(), 1000, "the reference's default until then");
+        pair(&mut w, FIRST_PROBES as u64 - 1);
+        assert_eq!(w.capacity(), 10_000);
+        for n in 8..200 {
+            pair(&mut w, n);
+        }
+        assert_eq!(w.capacity(), 10_000, "the whole window once it wrapped");
     }
 
     #[test]
