@@ -201,22 +201,22 @@ fn startup_grid() {
 }
 
 /// Start-up within issue 6's budget (1 s + 5 RTT from the first handshake packet to 90 % of the
-/// link) on the cells that meet it: both rates at 10 and 100 ms up to 5 % loss, clean paths up
-/// to 600 ms, and 100 Mbit/s at 600 ms with 1 %. The other lossy 300 and 600 ms cells miss it
-/// (see `startup_grid` and docs/CONGESTION.md). A regression guard, deterministic by its seed.
+/// link, in order) on every cell of `startup_grid` but one: 1 Gbit/s at 600 ms with 5 % loss,
+/// where the link is full in time (2.75 s) but in-order delivery lags behind lost
+/// retransmissions (4.41 s for 4.0; see docs/CONGESTION.md). A regression guard, deterministic
+/// by its seed.
 #[test]
 fn startup_reaches_the_link_within_one_second_and_five_rtt() {
     let mut cells = Vec::new();
     for rate in [100_000_000u64, 1_000_000_000] {
-        for rtt in [10, 100] {
+        for rtt in [10, 100, 300, 600] {
             for loss in [0.0, 0.01, 0.05] {
-                cells.push((rate, rtt, loss));
+                if (rate, rtt, loss) != (1_000_000_000, 600, 0.05) {
+                    cells.push((rate, rtt, loss));
+                }
             }
         }
-        cells.push((rate, 300, 0.0));
-        cells.push((rate, 600, 0.0));
     }
-    cells.push((100_000_000, 600, 0.01));
     for (rate, rtt, loss) in cells {
         let budget = Duration::from_secs(1) + Duration::from_millis(rtt) * 5;
         let t = startup_time(1, rate, rtt, loss, budget, Delivered::InOrder);
@@ -556,13 +556,15 @@ fn random_loss_does_not_collapse_the_rate_unlike_the_reference() {
 
 /// Fairness over six seeds (the fixed-seed tests above see one draw of a chaotic process):
 /// prints "Jain/least share" per seed. FAIR_FIRST_SEED and FAIR_SEEDS choose others, FAIR_RTT
-/// (milliseconds, comma-separated, default 10,100) the paths, FAIR_JITTER=1 start times that
+/// (milliseconds, comma-separated, default 10,100) the paths, FAIR_FLOWS (default 2,4) the
+/// numbers of flows, FAIR_JITTER=1 start times that
 /// vary with the seed (see `share`).
 #[test]
 #[ignore = "diagnostic: takes a minute, prints fairness across seeds"]
 fn fairness_across_seeds() {
     let rtts = env_list("FAIR_RTT", &[10, 100]);
-    for flows in [2, 4] {
+    for flows in env_list("FAIR_FLOWS", &[2, 4]) {
+        let flows = flows as usize;
         for &rtt in &rtts {
             let mut js = vec![];
             let first: u64 = env_or("FAIR_FIRST_SEED", 1);

@@ -5,8 +5,10 @@
 //! count) as the receiver reports it (in startup also as the sender sees its ACKs arrive,
 //! whichever is larger); the base RTT is the smallest RTT seen in ten seconds. The
 //! sender paces at `gain × rate` and keeps at most `rate × (6 × min RTT + 100 ms)` in flight. It
-//! starts by raising the gain to 2.885 (doubling the rate each round) until the rate stops growing,
-//! drains the queue that built, then cycles gains 1.25, 0.75, 1 × 6 to probe for more.
+//! starts by raising the gain to 2.885 (doubling the rate each round) until the rate stops growing
+//! — from at least half the link capacity the receiver measures with packet pairs, while the path
+//! shows no queue — drains the queue that built, then cycles gains 1.25, 0.75, 1 × 6 to probe for
+//! more.
 //!
 //! Loss is read through the model, one round at a time. A round whose smallest RTT sample sits
 //! near the base RTT had no standing queue: its losses were random, they update the random-loss
@@ -58,9 +60,18 @@ const NEAR_CAPACITY: f64 = 0.85;
 /// show long before it fills a BDP of buffer. Where the capacity was read too low (a packet pair
 /// spread by other traffic) the rate still grows, by this much per round.
 const APPROACH_GAIN: f64 = 1.25;
-/// A capacity report is believed only once the receiver has received (and acknowledged) a
-/// window of packet pairs: its window starts full of a default of 1 000 packets per second, and
-/// holds 64 pairs, one per 16 packets…
+/// A first start-up paces at least at this share of the link capacity the receiver reports
+/// (packet pairs) while its own RTT samples show no queue: doubling from 32 packets a round trip
+/// takes ten round trips to fill a gigabit at 600 ms, and the capacity is known after the first.
+/// Half, so that a path whose capacity is shared or was read high is overrun by at most half a
+/// BDP for a round trip — what a 1-BDP buffer holds; start-up then goes on as usual.
+const JUMP: f64 = 0.5;
+/// A capacity report is believed only once the receiver has had a window of packet pairs: a
+/// reference receiver's window starts full of a default of 1 000 packets per second, and holds
+/// 64 pairs, one per 16 packets. Counted as packets sent before the previous round began (their
+/// arrivals are in any report that comes now), not as packets acknowledged: under loss the
+/// cumulative ACK waits behind the first hole for round trips (at 1 Gbit/s, 600 ms and 5 % the
+/// approach never began and start-up paced at 2.8 Gbit/s)…
 const CAPACITY_PACKETS: u64 = 64 * 16;
 /// …and only while the delivery rate is within this multiple of it: further above, it was read
 /// too low, and start-up goes on doubling.
@@ -184,6 +195,9 @@ pub struct ModelRate {
     restarted: bool,
     /// Start-up delivers nearly the link capacity and grows at [`APPROACH_GAIN`].
     approaching: bool,
+    /// The first start-up's bounds from the link capacity (see [`JUMP`]); `None` once a queue
+    /// was seen (or start-up ended): they never come back.
+    jump: Option<Jump>,
     /// The estimate when the current probe round began.
     probe_base: f64,
     /// Probes in a row that found room after a collapse (see [`COLLAPSED`]).
@@ -210,7 +224,8 @@ pub struct ModelRate {
     scavenger_scale: f64,
     /// The first sequence number (see [`CAPACITY_PACKETS`]).
     first_seq: u64,
-    /// Highest sequence number sent, at the start of this round and now.
+    /// Highest sequence number sent, at the start of the previous round, of this one, and now.
+    sent_a_round_ago: u64,
     sent_at_round_start: u64,
     largest_sent: u64,
     /// New packets sent per second in the previous round (0 before one completed).
@@ -246,6 +261,7 @@ impl ModelRate {
             flat_rounds: 0,
             restarted: false,
             approaching: false,
+            jump: (policy == Policy::Fair).then_some(Jump::NONE),
             probe_base: 0.0,
             headroom_probes: 0,
             peak_bw: None,
@@ -260,6 +276,7 @@ impl ModelRate {
             quiet_sent: 0.0,
             scavenger_scale: 1.0,
             first_seq: init.isn,
+            sent_a_round_ago: init.isn,
             sent_at_round_start: init.isn,
             largest_sent: init.isn,
             sent_pps: 0.0,
@@ -280,7 +297,7 @@ impl ModelRate {
         let window = if self.phase == Phase::Startup {
             // Startup's own gain: enough to double, no more (its surplus only fills the queue);
             // never below the initial window (the first round may have carried a few packets).
-            STARTUP_GAIN * (bw * rtt).max(INITIAL_WINDOW)
+            STARTUP_GAIN * (bw.max(self.jump.map_or(0.0, |j| j.floor)) * rtt).max(INITIAL_WINDOW)
         } else if bw > 0.0 {
             bw * (WINDOW_GAIN * rtt + RECOVERY_ALLOWANCE.as_secs_f64())
         } else {
@@ -350,7 +367,12 @@ impl ModelRate {
         let rate = if self.phase == Phase::Startup {
             // No slower than the first round: a conversation's first exchanges (a handshake, a
             // request) measure a few packets, not the path.
-            (self.gain() * bw).max(initial)
+            let rate = (self.gain() * bw).max(initial);
+            match self.jump {
+                // The approach grows past a capacity read low.
+                Some(jump) if !self.approaching => rate.min(jump.ceiling).max(jump.floor),
+                _ => rate,
+            }
         } else if bw > 0.0 {
             self.gain() * bw
         } else {
@@ -388,6 +410,12 @@ impl ModelRate {
         self.flat_rounds >= 1 && rtt.saturating_sub(base) >= base.mul_f64(OVERFLOW_QUEUE)
     }
 
+    /// Whether the receiver's capacity reports come from a window of pairs (see
+    /// [`CAPACITY_PACKETS`]).
+    fn capacity_believed(&self) -> bool {
+        self.sent_a_round_ago.saturating_sub(self.first_seq) >= CAPACITY_PACKETS
+    }
+
     /// Whether start-up delivers nearly the link capacity `ack` reports (see
     /// [`NEAR_CAPACITY`]). A newcomer beside flows that hold the link never does.
     fn near_capacity(&self, ack: &AckSample) -> bool {
@@ -399,9 +427,39 @@ impl ModelRate {
             return false;
         };
         let bw = self.bandwidth();
-        ack.ack_seq.saturating_sub(self.first_seq) >= CAPACITY_PACKETS
+        self.capacity_believed()
             && bw >= NEAR_CAPACITY * capacity
             && bw <= CAPACITY_CREDIBLE * capacity
+    }
+
+    /// The first start-up's bounds follow each capacity report until a sample of the sender's
+    /// own shows a queue (then the pipe holds other traffic, or is full). A report at the
+    /// receiver's resolution says nothing; one still at the reference's default is low, and a
+    /// low floor does nothing — but as a ceiling it would hold start-up down, so the ceiling
+    /// waits, as the approach does, for a window of pairs (see [`CAPACITY_PACKETS`]), and is
+    /// not set where the flow already delivers well above the capacity (read too low).
+    fn jump(&mut self, ack: &AckSample) {
+        if self.phase != Phase::Startup || self.jump.is_none() {
+            return;
+        }
+        if ack.rtt_sample.is_some_and(|s| self.shows_queue(s)) {
+            self.jump = None;
+        } else if let Some(capacity) = ack
+            .link_capacity
+            .filter(|&c| c < CAPACITY_UNRESOLVED)
+            .map(f64::from)
+        {
+            self.jump = Some(Jump {
+                floor: JUMP * capacity,
+                ceiling: if self.capacity_believed()
+                    && self.bandwidth() <= CAPACITY_CREDIBLE * capacity
+                {
+                    capacity
+                } else {
+                    f64::INFINITY
+                },
+            });
+        }
     }
 
     /// Whether an RTT sits further above the base RTT than jitter explains: a queue.
@@ -508,6 +566,7 @@ impl ModelRate {
             } else {
                 pps
             };
+            self.sent_a_round_ago = self.sent_at_round_start;
             self.sent_at_round_start = self.largest_sent;
         }
         // Unknown counts as a queue: only rounds known to be quiet may excuse their losses.
@@ -579,6 +638,7 @@ impl ModelRate {
             // One round at the drain gain empties what startup queued.
             Phase::Drain => {
                 self.phase = Phase::Cruise;
+                self.jump = None;
                 self.restarted = false;
                 self.approaching = false;
             }
@@ -691,6 +751,7 @@ impl CongestionControl for ModelRate {
             let slot = &mut self.bw_rounds[self.round];
             *slot = slot.max(sample);
         }
+        self.jump(ack);
         if self.phase == Phase::Startup
             && !self.restarted
             && !self.approaching
@@ -787,6 +848,24 @@ fn keep_maximum(max: &mut Option<(f64, Instant)>, now: Instant, sample: f64) {
     if expired || max.is_some_and(|(m, _)| sample >= m) {
         *max = Some((sample, now));
     }
+}
+
+/// The first start-up's bounds on its pacing rate from the receiver's capacity reports
+/// (see [`JUMP`]), packets per second.
+#[derive(Debug, Clone, Copy)]
+struct Jump {
+    /// At least this: a share of the capacity.
+    floor: f64,
+    /// At most this (until the approach): beyond the capacity, doubling only builds a queue.
+    ceiling: f64,
+}
+
+impl Jump {
+    /// Before any capacity report.
+    const NONE: Self = Self {
+        floor: 0.0,
+        ceiling: f64::INFINITY,
+    };
 }
 
 /// Builds [`ModelRate`] controllers.
@@ -1112,6 +1191,48 @@ mod tests {
             feed_measuring(&mut cc, &mut t, rate, 50, CAPACITY_UNRESOLVED);
         }
         assert!(!cc.approaching);
+    }
+
+    #[test]
+    fn a_first_start_up_jumps_to_half_the_link_capacity_and_stops_at_it() {
+        let pps = |cc: &ModelRate| 1.0 / cc.pacing_period().as_secs_f64();
+        // A first flight delivered at 1 000 packets per second on a 50 ms path whose pairs
+        // read 100 000: half of that at once, and a window to carry it.
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+        feed_measuring(&mut cc, &mut t, 1_000, 50, 100_000);
+        assert!((pps(&cc) - 50_000.0).abs() < 1.0, "{}", pps(&cc));
+        assert!(f64::from(cc.window()) >= STARTUP_GAIN * 50_000.0 * 0.05);
+        // Delivered in full: doubling on would pace 2.885 x 50 000, but once a window of pairs
+        // has been timed the capacity bounds start-up, and the approach takes over from there.
+        for _ in 0..3 {
+            feed_measuring(&mut cc, &mut t, 50_000, 50, 100_000);
+        }
+        assert!(pps(&cc) <= 100_000.0, "{}", pps(&cc));
+        assert_eq!(cc.phase, Phase::Startup);
+        feed_measuring(&mut cc, &mut t, 98_000, 50, 100_000);
+        assert!(cc.approaching);
+
+        // A queue in the sender's own samples: the pipe holds other traffic (or is full), and
+        // start-up goes on from what it measures.
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+        feed_measuring(&mut cc, &mut t, 1_000, 50, 1_000);
+        feed_measuring(&mut cc, &mut t, 1_000, 60, 100_000);
+        assert!(cc.jump.is_none() && pps(&cc) < 10_000.0, "{}", pps(&cc));
+        feed_measuring(&mut cc, &mut t, 1_000, 50, 100_000);
+        assert!(pps(&cc) < 10_000.0, "the jump does not come back");
+
+        // No jump on pairs the receiver could not resolve, nor for a scavenger.
+        for (policy, capacity) in [
+            (Policy::Fair, CAPACITY_UNRESOLVED),
+            (Policy::Scavenger, 100_000),
+        ] {
+            let mut t = Instant::now();
+            let mut cc = ModelRate::new(&init(t), policy, None, None);
+            feed_measuring(&mut cc, &mut t, 1_000, 50, capacity);
+            assert!(pps(&cc) < 10_000.0, "{policy:?}: {}", pps(&cc));
+        }
     }
 
     #[test]
