@@ -70,8 +70,8 @@ const JUMP: f64 = 0.5;
 /// reference receiver's window starts full of a default of 1 000 packets per second, and holds
 /// 64 pairs, one per 16 packets. Counted as packets sent before the previous round began (their
 /// arrivals are in any report that comes now), not as packets acknowledged: under loss the
-/// cumulative ACK waits behind the first hole for round trips (at 1 Gbit/s, 600 ms and 5 % the
-/// approach never began and start-up paced at 2.8 Gbit/s)…
+/// cumulative ACK waits behind the first hole for round trips (at 1 Gbit/s, 600 ms and 5 %, with
+/// the jump below, the approach never began and start-up paced at 2.8 Gbit/s)…
 const CAPACITY_PACKETS: u64 = 64 * 16;
 /// …and only while the delivery rate is within this multiple of it: further above, it was read
 /// too low, and start-up goes on doubling.
@@ -195,8 +195,8 @@ pub struct ModelRate {
     restarted: bool,
     /// Start-up delivers nearly the link capacity and grows at [`APPROACH_GAIN`].
     approaching: bool,
-    /// The first start-up's bounds from the link capacity (see [`JUMP`]); `None` once a queue
-    /// was seen (or start-up ended): they never come back.
+    /// The first start-up's bounds from the link capacity (see [`JUMP`]); `None` for a
+    /// scavenger, and once a queue was seen or start-up ended: they never come back.
     jump: Option<Jump>,
     /// The estimate when the current probe round began.
     probe_base: f64,
@@ -261,7 +261,7 @@ impl ModelRate {
             flat_rounds: 0,
             restarted: false,
             approaching: false,
-            jump: (policy == Policy::Fair).then_some(Jump::NONE),
+            jump: (policy == Policy::Fair).then_some(Jump::UNMEASURED),
             probe_base: 0.0,
             headroom_probes: 0,
             peak_bw: None,
@@ -861,8 +861,8 @@ struct Jump {
 }
 
 impl Jump {
-    /// Before any capacity report.
-    const NONE: Self = Self {
+    /// Before any capacity report: no bounds.
+    const UNMEASURED: Self = Self {
         floor: 0.0,
         ceiling: f64::INFINITY,
     };
