@@ -438,7 +438,7 @@ impl ModelRate {
     /// low floor does nothing — but as a ceiling it would hold start-up down, so the ceiling
     /// waits, as the approach does, for a window of pairs (see [`CAPACITY_PACKETS`]), and is
     /// not set where the flow already delivers well above the capacity (read too low).
-    fn jump(&mut self, ack: &AckSample) {
+    fn follow_capacity(&mut self, ack: &AckSample) {
         if self.phase != Phase::Startup || self.jump.is_none() {
             return;
         }
@@ -751,7 +751,7 @@ impl CongestionControl for ModelRate {
             let slot = &mut self.bw_rounds[self.round];
             *slot = slot.max(sample);
         }
-        self.jump(ack);
+        self.follow_capacity(ack);
         if self.phase == Phase::Startup
             && !self.restarted
             && !self.approaching

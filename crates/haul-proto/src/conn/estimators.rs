@@ -291,7 +291,7 @@ mod tests {
         assert_eq!(w.capacity(), 1000, "the reference's default until then");
         pair(&mut w, FIRST_PROBES as u64 - 1);
         assert_eq!(w.capacity(), 10_000);
-        for n in 8..200 {
+        for n in FIRST_PROBES as u64..200 {
             pair(&mut w, n);
         }
         assert_eq!(w.capacity(), 10_000, "the whole window once it wrapped");

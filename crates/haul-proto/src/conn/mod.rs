@@ -812,12 +812,13 @@ impl Connection {
     /// [`Bytes`]: stream payloads in the clear stay where they are (the receive buffer keeps
     /// slices of `datagram`) and [`Connection::read_chunk`] hands them on without a copy.
     pub fn handle_datagram_bytes(&mut self, now: Instant, from: SocketAddr, datagram: &Bytes) {
-        self.receive(now, from, datagram, Some(datagram))
+        self.handle_datagram_in(now, from, datagram, 0..datagram.len())
     }
 
     /// Like [`Connection::handle_datagram_bytes`] for one datagram, `message[range]`, of a
     /// message that holds several (a GRO batch): the receive buffer keeps slices of `message`,
-    /// with no slice of the datagram made first (a reference count each, per packet).
+    /// with no slice of the datagram made first (a reference count each, per packet). A range
+    /// outside `message` is ignored, like any datagram that is not a packet.
     pub fn handle_datagram_in(
         &mut self,
         now: Instant,
@@ -825,7 +826,9 @@ impl Connection {
         message: &Bytes,
         range: std::ops::Range<usize>,
     ) {
-        self.receive(now, from, &message[range], Some(message))
+        if let Some(datagram) = message.get(range) {
+            self.receive(now, from, datagram, Some(message));
+        }
     }
 
     fn receive(&mut self, now: Instant, from: SocketAddr, bytes: &[u8], owner: Option<&Bytes>) {
@@ -2085,6 +2088,8 @@ mod tests {
         for start in (0..message.len()).step_by(size) {
             conn.handle_datagram_in(now, peer, &message, start..start + size);
         }
+        // A range past the message's end is no datagram: ignored, no panic.
+        conn.handle_datagram_in(now, peer, &message, message.len() - 4..message.len() + 4);
         for i in 0..3 {
             let chunk = conn.read_chunk(1 << 20).unwrap();
             assert_eq!(&chunk[..], &[5 + i as u8; 100][..]);
