@@ -86,8 +86,11 @@ pub struct Grid {
     pub losses: Vec<f64>,
     /// Transports to run in each cell.
     pub transports: Vec<Transport>,
-    /// Length of each transfer.
+    /// Length of each transfer's measured part.
     pub duration: Duration,
+    /// Seconds at the start of each transfer left out of its goodput (start-up); the transfer
+    /// runs this much longer. haul and TCP only: the UDT4 peer measures whole transfers.
+    pub omit: u32,
     /// Bottleneck queue.
     pub queue: QueueSize,
     /// Transfers per transport and cell (at least 1), the transports taking turns.
@@ -217,7 +220,7 @@ pub fn run(
                         };
                         let mut config = LabConfig::symmetric(link);
                         config.seed = results.len() as u64 + 1;
-                        let mut result = run_one(&config, transport, grid.duration, tools)?;
+                        let mut result = run_one(&config, transport, grid, tools)?;
                         result.run = run;
                         results.push(result);
                         on_result(results.len(), &results[results.len() - 1]);
@@ -238,11 +241,11 @@ struct Measured {
 fn run_one(
     config: &LabConfig,
     transport: Transport,
-    duration: Duration,
+    grid: &Grid,
     tools: &Tools,
 ) -> Result<RunResult, LabError> {
     let lab = Lab::start(config)?;
-    let measured = measure(&lab, transport, duration, tools);
+    let measured = measure(&lab, transport, grid.duration, grid.omit, tools);
     let report = lab.stop();
     let link = &config.forward;
     let deliverable = link.rate_bps as f64 * transport.payload_fraction() * (1.0 - link.loss);
@@ -276,20 +279,24 @@ fn measure(
     lab: &Lab,
     transport: Transport,
     duration: Duration,
+    omit: u32,
     tools: &Tools,
 ) -> Result<Measured, String> {
     let secs = format!("{:.1}", duration.as_secs_f64());
+    let omitted = omit.to_string();
     let server = SERVER_ADDR.to_string();
+    // The whole transfer, omitted seconds included.
+    let length = duration + Duration::from_secs(omit.into());
     match transport {
-        Transport::Haul => haul_perf(lab, tools, duration, &[]),
+        Transport::Haul => haul_perf(lab, tools, length, &["--time", &secs, "--omit", &omitted]),
         Transport::Cubic | Transport::Bbr => {
             let cc = transport.name();
             if let Some(iperf3) = &tools.iperf3 {
                 let json = client_server(
                     lab.command(Side::Server, iperf3).args(["-s", "-1"]),
                     lab.command(Side::Client, iperf3)
-                        .args(["-J", "-t", &secs, "-C", cc, "-c", &server]),
-                    duration,
+                        .args(["-J", "-t", &secs, "-O", &omitted, "-C", cc, "-c", &server]),
+                    length,
                     true,
                 )?;
                 let v: serde_json::Value = serde_json::from_str(&json)
@@ -304,8 +311,16 @@ fn measure(
                     retransmits: v["end"]["sum_sent"]["retransmits"].as_u64(),
                 })
             } else {
-                haul_perf(lab, tools, duration, &["--tcp", "--tcp-cc", cc])
+                haul_perf(
+                    lab,
+                    tools,
+                    length,
+                    &["--time", &secs, "--omit", &omitted, "--tcp", "--tcp-cc", cc],
+                )
             }
+        }
+        Transport::Udt4 if omit > 0 => {
+            Err("the UDT4 peer measures whole transfers: run udt4 without --omit".to_string())
         }
         Transport::Udt4 => {
             let peer = tools.udt_peer.as_ref().map_err(Clone::clone)?;
@@ -330,22 +345,22 @@ fn measure(
     }
 }
 
-/// One `haul perf` test from client to server; `extra` options go to the client.
+/// One `haul perf` test from client to server, `length` long in all; `options` go to the
+/// client.
 fn haul_perf(
     lab: &Lab,
     tools: &Tools,
-    duration: Duration,
-    extra: &[&str],
+    length: Duration,
+    options: &[&str],
 ) -> Result<Measured, String> {
-    let secs = format!("{:.1}", duration.as_secs_f64());
     let server = SERVER_ADDR.to_string();
     let json = client_server(
         lab.command(Side::Server, &tools.haul)
             .args(["perf", "--server", "--one-off", "--json"]),
         lab.command(Side::Client, &tools.haul)
-            .args(["perf", "--json", "--time", &secs, "--client", &server])
-            .args(extra),
-        duration,
+            .args(["perf", "--json", "--client", &server])
+            .args(options),
+        length,
         true,
     )?;
     perf_json(&json)

@@ -28,6 +28,11 @@ pub struct CompareArgs {
     /// Length of each transfer [default: 10s; --quick: 3s].
     #[arg(long, value_parser = units::parse_duration)]
     time: Option<Duration>,
+    /// Leave the first N seconds of each transfer out of its goodput (start-up), as iperf3's
+    /// --omit; each transfer runs N seconds longer. Not with udt4, whose peer measures whole
+    /// transfers.
+    #[arg(long, default_value_t = 0, value_name = "SECONDS")]
+    omit: u32,
     /// Bottleneck queue: 1bdp, 50ms or 256K.
     #[arg(long, default_value = "1bdp", value_parser = parse_queue)]
     queue: QueueSize,
@@ -91,11 +96,18 @@ impl CompareArgs {
             duration: self
                 .time
                 .unwrap_or(Duration::from_secs(if self.quick { 3 } else { 10 })),
+            omit: self.omit,
             queue: self.queue,
             repeat: self.repeat as usize,
         };
         if grid.runs() == 0 {
             bail!("the grid is empty");
+        }
+        if grid.omit > 0 && grid.transports.contains(&Transport::Udt4) {
+            bail!(
+                "--omit: the UDT4 peer measures whole transfers; leave udt4 out of --transports \
+                 or run without --omit"
+            );
         }
         Ok(grid)
     }
@@ -135,7 +147,7 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     let total = grid.runs();
-    let per_run = grid.duration + Duration::from_secs(1);
+    let per_run = grid.duration + Duration::from_secs(u64::from(grid.omit) + 1);
     eprintln!(
         "haul lab: {total} transfers of {:?} each (about {} min)",
         grid.duration,

@@ -47,6 +47,9 @@ pub struct Params {
     /// haul: move the data with the copying calls instead of the zero-copy ones.
     #[serde(default)]
     pub copy: bool,
+    /// Seconds at the start left out of the summary (the test runs this much longer).
+    #[serde(default)]
+    pub omit: u32,
 }
 
 /// The server's answer: where to open the data connections.
@@ -61,13 +64,14 @@ pub struct Ready {
 /// One side's final figures.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct SideReport {
-    /// Bytes this side sent or received in all.
+    /// Bytes this side sent or received after the omitted seconds.
     pub bytes: u64,
-    /// Seconds from the first to the last byte.
+    /// Seconds from the end of the omitted seconds (the first byte) to the last byte.
     pub seconds: f64,
-    /// CPU seconds this process used during the test.
+    /// CPU seconds this process used during the test, after the omitted seconds.
     pub cpu_seconds: f64,
-    /// Retransmitted packets (haul) or segments (TCP), when this side sent.
+    /// Retransmitted packets (haul) or segments (TCP) after the omitted seconds, when this
+    /// side sent.
     pub retransmits: u64,
     /// Smoothed RTT at the end, microseconds.
     pub rtt_us: u64,

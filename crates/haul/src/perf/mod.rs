@@ -52,6 +52,10 @@ pub struct PerfArgs {
     /// Number of parallel connections.
     #[arg(long, short = 'P', default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=128))]
     parallel: u32,
+    /// Leave the first N seconds out of the summary, as iperf3's --omit does: the start-up of
+    /// the congestion control (the test runs N seconds longer; their interval lines are marked).
+    #[arg(long, short = 'O', default_value_t = 0, value_name = "SECONDS")]
+    omit: u32,
     /// The sender's policy (haul): fair, fixed (with --rate), scavenger; --min-rate/--max-rate.
     #[command(flatten)]
     policy: crate::policy::PolicyArgs,
@@ -243,6 +247,7 @@ fn client(args: &PerfArgs, host: &str) -> Result<()> {
         window: args.window,
         mss: args.mss.unwrap_or(1500),
         copy: args.copy,
+        omit: args.omit,
     };
     control.send(&params)?;
     let ready: Ready = control.recv()?;
@@ -293,7 +298,11 @@ fn client(args: &PerfArgs, host: &str) -> Result<()> {
             target,
             params
                 .bytes
-                .map_or(format!("for {} s", params.seconds), units::bytes),
+                .map_or(format!("for {} s", params.seconds), units::bytes)
+                + &match params.omit {
+                    0 => String::new(),
+                    n => format!(" after {n} s omitted"),
+                },
             params.parallel,
             match params.transport {
                 Transport::Haul => "haul (UDP)".to_string(),
@@ -346,9 +355,15 @@ fn run_test(
     let probes: Vec<Probe> = streams.iter().map(|s| s.probe()).collect::<Result<_>>()?;
     let bytes = Arc::new(AtomicU64::new(0));
     let done = Arc::new(AtomicBool::new(false));
-    let cpu_start = cpu_seconds();
     let started = Instant::now();
-    let reporter = Reporter::start(probes, Arc::clone(&bytes), Arc::clone(&done), print);
+    let reporter = Reporter::start(
+        probes,
+        Arc::clone(&bytes),
+        Arc::clone(&done),
+        started,
+        params.omit,
+        print,
+    );
     let workers: Vec<_> = streams
         .into_iter()
         .map(|stream| {
@@ -374,26 +389,37 @@ fn run_test(
         }
     }
     done.store(true, Ordering::Relaxed);
-    let (intervals, last) = reporter.finish();
+    let seen = reporter.finish();
     if let Some(e) = first_error {
         return Err(e);
     }
+    let Some(mark) = seen.mark else {
+        bail!(
+            "the test ended within the {} s --omit leaves out: nothing left to report (omit less, or send more)",
+            params.omit
+        );
+    };
     Ok(Measured {
         side: SideReport {
-            bytes: bytes.load(Ordering::Relaxed),
-            seconds: (last_byte - started).as_secs_f64(),
-            cpu_seconds: cpu_seconds() - cpu_start,
-            retransmits: if sending { last.retransmits } else { 0 },
-            rtt_us: last.rtt_us,
+            bytes: bytes.load(Ordering::Relaxed) - mark.bytes,
+            seconds: last_byte.saturating_duration_since(mark.at).as_secs_f64(),
+            cpu_seconds: cpu_seconds() - mark.cpu_seconds,
+            retransmits: if sending {
+                seen.last.retransmits.saturating_sub(mark.retransmits)
+            } else {
+                0
+            },
+            rtt_us: seen.last.rtt_us,
         },
-        intervals,
+        intervals: seen.intervals,
     })
 }
 
 /// Writes until the time or byte budget is spent, then waits until the receiver has everything.
 fn send(mut stream: DataStream, params: &Params, bytes: &AtomicU64) -> Result<Instant> {
     let chunk = Bytes::from(vec![0x68u8; 1 << 20]);
-    let deadline = Instant::now() + Duration::from_secs_f64(params.seconds);
+    let deadline =
+        Instant::now() + Duration::from_secs_f64(params.seconds + f64::from(params.omit));
     let mut sent = 0u64;
     loop {
         let n = match params.bytes {

@@ -3,6 +3,7 @@
 use super::control::{Params, SideReport, Transport};
 use super::data::{Probe, Snapshot};
 use super::Measured;
+use crate::sys::cpu_seconds;
 use crate::units;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -29,11 +30,37 @@ pub struct Interval {
     pub window: u64,
     /// haul's pacing rate (sum), bits per second.
     pub pacing_bps: f64,
+    /// Within the first `--omit` seconds, left out of the summary.
+    pub omitted: bool,
+}
+
+/// Where the summary starts counting: the end of the `--omit` seconds (the test's start
+/// without them).
+#[derive(Debug, Clone, Copy)]
+pub struct Mark {
+    /// When.
+    pub at: Instant,
+    /// Bytes moved before it.
+    pub bytes: u64,
+    /// Retransmissions before it.
+    pub retransmits: u64,
+    /// CPU seconds this process had used by then.
+    pub cpu_seconds: f64,
 }
 
 /// Prints an interval line each second from the shared byte counter and the probes.
 pub struct Reporter {
-    handle: JoinHandle<(Vec<Interval>, Snapshot)>,
+    handle: JoinHandle<(Vec<Interval>, Snapshot, Option<Mark>)>,
+}
+
+/// What the reporter saw, when the test is over.
+pub struct Seen {
+    /// One per second.
+    pub intervals: Vec<Interval>,
+    /// The last figures of the connections.
+    pub last: Snapshot,
+    /// The end of the omitted seconds; `None` when the test ended before it.
+    pub mark: Option<Mark>,
 }
 
 fn total(probes: &[Probe]) -> Snapshot {
@@ -53,15 +80,24 @@ fn total(probes: &[Probe]) -> Snapshot {
 }
 
 impl Reporter {
-    /// Starts the reporting thread.
+    /// Starts the reporting thread for a test that started at `start`; the summary leaves out
+    /// the first `omit` seconds.
     pub fn start(
         probes: Vec<Probe>,
         bytes: Arc<AtomicU64>,
         done: Arc<AtomicBool>,
+        start: Instant,
+        omit: u32,
         print: bool,
     ) -> Self {
+        let start_cpu = cpu_seconds();
         let handle = thread::spawn(move || {
-            let start = Instant::now();
+            let mut mark = (omit == 0).then_some(Mark {
+                at: start,
+                bytes: 0,
+                retransmits: 0,
+                cpu_seconds: start_cpu,
+            });
             let mut intervals = Vec::new();
             let mut last = (0.0f64, 0u64, 0u64);
             if print {
@@ -86,6 +122,8 @@ impl Reporter {
                             .min(tick.saturating_duration_since(Instant::now())),
                     );
                 }
+                // A test that ends within the omitted seconds has no mark.
+                let reached = Instant::now() >= tick;
                 let now = (Instant::now() - start).as_secs_f64();
                 let moved = bytes.load(Ordering::Relaxed);
                 let snap = total(&probes);
@@ -99,31 +137,46 @@ impl Reporter {
                     rtt_us: snap.rtt_us,
                     window: snap.window,
                     pacing_bps: snap.pacing_bps,
+                    omitted: mark.is_none(),
                 };
+                if reached && intervals.len() + 1 == omit as usize {
+                    mark = Some(Mark {
+                        at: start + Duration::from_secs_f64(now),
+                        bytes: moved,
+                        retransmits: snap.retransmits,
+                        cpu_seconds: cpu_seconds(),
+                    });
+                }
                 if print && iv.end - iv.start > 0.05 {
                     eprintln!(
-                        "  {:>5.2}-{:<5.2}  {:>12}  {:>13}  {:>5}  {:>8}  {:>7}",
+                        "  {:>5.2}-{:<5.2}  {:>12}  {:>13}  {:>5}  {:>8}  {:>7}{}",
                         iv.start,
                         iv.end,
                         units::bytes(iv.bytes),
                         units::rate(iv.bits_per_second),
                         iv.retransmits,
                         format!("{:.2} ms", iv.rtt_us as f64 / 1000.0),
-                        iv.window
+                        iv.window,
+                        if iv.omitted { "  (omitted)" } else { "" }
                     );
                 }
                 last = (now, moved, snap.retransmits);
                 intervals.push(iv);
             }
             let last = total(&probes);
-            (intervals, if last.rtt_us > 0 { last } else { latest })
+            (intervals, if last.rtt_us > 0 { last } else { latest }, mark)
         });
         Self { handle }
     }
 
-    /// Stops the thread; returns the intervals and the final figures.
-    pub fn finish(self) -> (Vec<Interval>, Snapshot) {
-        self.handle.join().unwrap_or_default()
+    /// Stops the thread; returns what it saw.
+    pub fn finish(self) -> Seen {
+        let (intervals, last, mark) = self.handle.join().unwrap_or_default();
+        Seen {
+            intervals,
+            last,
+            mark,
+        }
     }
 }
 
@@ -133,6 +186,8 @@ pub struct Summary {
     transport: &'static str,
     tcp_cc: Option<String>,
     parallel: u32,
+    /// Seconds at the start the summary leaves out.
+    omit_seconds: u32,
     /// This side's role.
     role: &'static str,
     sender: SideReport,
@@ -162,6 +217,7 @@ impl Summary {
             },
             tcp_cc: params.tcp_cc.clone(),
             parallel: params.parallel,
+            omit_seconds: params.omit,
             role: if sending { "sender" } else { "receiver" },
             bits_per_second: receiver.bytes as f64 * 8.0 / receiver.seconds.max(1e-9),
             sender_cpu_seconds_per_gb: per_gb(sender.cpu_seconds),

@@ -1,0 +1,95 @@
+//! `haul perf` on loopback: `--omit` leaves the first seconds out of the summary, and a test too
+//! short for it fails with a clear error.
+
+use std::net::UdpSocket;
+use std::process::{Child, Command, Output, Stdio};
+use std::thread::sleep;
+use std::time::Duration;
+
+const HAUL: &str = env!("CARGO_BIN_EXE_haul");
+
+/// A port free for both UDP and TCP right now.
+fn free_port() -> u16 {
+    loop {
+        let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let port = udp.local_addr().unwrap().port();
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+}
+
+/// A one-off server on `port`, given time to listen.
+fn server(port: u16) -> Child {
+    let child = Command::new(HAUL)
+        .args([
+            "perf",
+            "--server",
+            "--one-off",
+            "--json",
+            "--bind",
+            "127.0.0.1",
+        ])
+        .args(["--port", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    sleep(Duration::from_millis(300));
+    child
+}
+
+fn client(port: u16, args: &[&str]) -> Output {
+    Command::new(HAUL)
+        .args(["perf", "--client", &format!("127.0.0.1:{port}")])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn omitted_seconds_are_marked_and_left_out_of_the_summary() {
+    let port = free_port();
+    let mut server = server(port);
+    let out = client(
+        port,
+        &["--json", "--time", "1", "--omit", "1", "--rate", "200M"],
+    );
+    server.wait().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["omit_seconds"], 1);
+    let intervals = v["intervals"].as_array().unwrap();
+    assert_eq!(intervals[0]["omitted"], true, "{v}");
+    assert!(intervals[1..].iter().all(|i| i["omitted"] == false), "{v}");
+    // The client sent: its summary is exactly the bytes of the intervals not omitted.
+    let counted: u64 = intervals[1..]
+        .iter()
+        .map(|i| i["bytes"].as_u64().unwrap())
+        .sum();
+    let omitted = intervals[0]["bytes"].as_u64().unwrap();
+    assert!(omitted > 0, "{v}");
+    assert_eq!(v["sender"]["bytes"].as_u64().unwrap(), counted, "{v}");
+    // The test ran for the omitted second and the measured one; the summary spans the second.
+    let seconds = v["sender"]["seconds"].as_f64().unwrap();
+    assert!((0.9..1.9).contains(&seconds), "{seconds}");
+    assert!(
+        intervals.last().unwrap()["end"].as_f64().unwrap() > 1.9,
+        "{v}"
+    );
+}
+
+#[test]
+fn a_test_that_ends_within_the_omitted_seconds_says_so() {
+    let port = free_port();
+    let mut server = server(port);
+    let out = client(port, &["--bytes", "1M", "--omit", "5"]);
+    server.wait().unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--omit"), "{stderr}");
+}
