@@ -191,6 +191,11 @@ pub struct RunResult {
     pub efficiency: f64,
     /// Retransmissions the sender reported, where it reports them.
     pub retransmits: Option<u64>,
+    /// Start-up: seconds from the receiver's start (the connection is up) to the end of the
+    /// first [`STARTUP_INTERVAL`] in which the receiver's goodput reached [`STARTUP_SHARE`] of
+    /// what the link can deliver; `None` where the transport gives no intervals (UDT4) or it
+    /// never did.
+    pub startup_s: Option<f64>,
     /// The emulator's CPU use, in cores, during the run.
     pub emulator_cpu: f64,
     /// Why the run failed or was skipped.
@@ -236,6 +241,24 @@ pub fn run(
 struct Measured {
     goodput_bps: f64,
     retransmits: Option<u64>,
+    /// The receiver's goodput per interval: (seconds, bits per second), omitted ones included.
+    received: Vec<(f64, f64)>,
+}
+
+/// The receiving side reports its goodput this often, for the start-up time.
+pub const STARTUP_INTERVAL: f64 = 0.1;
+/// Start-up ends when an interval's goodput reaches this share of what the link can deliver
+/// (issue 6: 90 % of the link within 1 s + 5 RTT).
+pub const STARTUP_SHARE: f64 = 0.9;
+
+/// Seconds from the first interval's start to the end of the first interval at `share` of
+/// `deliverable` bits per second.
+fn startup(received: &[(f64, f64)], deliverable: f64, share: f64) -> Option<f64> {
+    let mut elapsed = 0.0;
+    received.iter().find_map(|&(seconds, bps)| {
+        elapsed += seconds;
+        (bps >= share * deliverable).then_some(elapsed)
+    })
 }
 
 fn run_one(
@@ -249,9 +272,14 @@ fn run_one(
     let report = lab.stop();
     let link = &config.forward;
     let deliverable = link.rate_bps as f64 * transport.payload_fraction() * (1.0 - link.loss);
-    let (goodput_bps, retransmits, error) = match measured {
-        Ok(m) => (m.goodput_bps, m.retransmits, None),
-        Err(e) => (0.0, None, Some(e)),
+    let (goodput_bps, retransmits, startup_s, error) = match measured {
+        Ok(m) => (
+            m.goodput_bps,
+            m.retransmits,
+            startup(&m.received, deliverable, STARTUP_SHARE),
+            None,
+        ),
+        Err(e) => (0.0, None, None, Some(e)),
     };
     Ok(RunResult {
         transport,
@@ -262,6 +290,7 @@ fn run_one(
         goodput_bps,
         efficiency: goodput_bps / deliverable.max(1.0),
         retransmits,
+        startup_s,
         emulator_cpu: report.cpu_share(),
         error,
     })
@@ -292,23 +321,27 @@ fn measure(
         Transport::Cubic | Transport::Bbr => {
             let cc = transport.name();
             if let Some(iperf3) = &tools.iperf3 {
-                let json = client_server(
-                    lab.command(Side::Server, iperf3).args(["-s", "-1"]),
+                let every = STARTUP_INTERVAL.to_string();
+                let (json, server_json) = client_server(
+                    lab.command(Side::Server, iperf3)
+                        .args(["-s", "-1", "-J", "-i", &every]),
                     lab.command(Side::Client, iperf3)
                         .args(["-J", "-t", &secs, "-O", &omitted, "-C", cc, "-c", &server]),
                     length,
-                    true,
                 )?;
                 let v: serde_json::Value = serde_json::from_str(&json)
                     .map_err(|e| format!("iperf3 printed no JSON ({e})"))?;
                 if let Some(error) = v["error"].as_str() {
                     return Err(format!("iperf3: {error}"));
                 }
+                let server: serde_json::Value =
+                    serde_json::from_str(&server_json).unwrap_or_default();
                 Ok(Measured {
                     goodput_bps: v["end"]["sum_received"]["bits_per_second"]
                         .as_f64()
                         .ok_or("iperf3 reported no receiver rate")?,
                     retransmits: v["end"]["sum_sent"]["retransmits"].as_u64(),
+                    received: intervals(&server, |i| &i["sum"]),
                 })
             } else {
                 haul_perf(
@@ -324,12 +357,11 @@ fn measure(
         }
         Transport::Udt4 => {
             let peer = tools.udt_peer.as_ref().map_err(Clone::clone)?;
-            let out = client_server(
+            let (_, out) = client_server(
                 lab.command(Side::Server, peer).args(["perf-recv", "9100"]),
                 lab.command(Side::Client, peer)
                     .args(["perf-send", &server, "9100", &secs]),
                 duration,
-                false,
             )?;
             // The server prints "ready", then "BYTES SECONDS" when the sender has closed.
             let last = out.lines().last().unwrap_or("");
@@ -338,6 +370,7 @@ fn measure(
                 (Some(Ok(bytes)), Some(Ok(seconds))) if seconds > 0.0 => Ok(Measured {
                     goodput_bps: bytes * 8.0 / seconds,
                     retransmits: None,
+                    received: Vec::new(),
                 }),
                 _ => Err(format!("the UDT4 peer printed `{}`", out.trim())),
             }
@@ -354,44 +387,65 @@ fn haul_perf(
     options: &[&str],
 ) -> Result<Measured, String> {
     let server = SERVER_ADDR.to_string();
-    let json = client_server(
-        lab.command(Side::Server, &tools.haul)
-            .args(["perf", "--server", "--one-off", "--json"]),
+    let every = STARTUP_INTERVAL.to_string();
+    let (json, server_json) = client_server(
+        lab.command(Side::Server, &tools.haul).args([
+            "perf",
+            "--server",
+            "--one-off",
+            "--json",
+            "--interval",
+            &every,
+        ]),
         lab.command(Side::Client, &tools.haul)
             .args(["perf", "--json", "--client", &server])
             .args(options),
         length,
-        true,
     )?;
-    perf_json(&json)
-}
-
-fn perf_json(json: &str) -> Result<Measured, String> {
     let v: serde_json::Value =
-        serde_json::from_str(json).map_err(|e| format!("haul perf printed no JSON ({e})"))?;
+        serde_json::from_str(&json).map_err(|e| format!("haul perf printed no JSON ({e})"))?;
+    let server: serde_json::Value = serde_json::from_str(&server_json).unwrap_or_default();
     Ok(Measured {
         goodput_bps: v["bits_per_second"]
             .as_f64()
             .ok_or("haul perf reported no rate")?,
         retransmits: v["sender"]["retransmits"].as_u64(),
+        received: intervals(&server, |i| i),
     })
 }
 
-/// Starts `server`, then runs `client` to completion; returns the client's stdout when
-/// `client_output` is set, else the server's. Both are killed if they overrun.
+/// (seconds, bits per second) of each interval in a JSON report (`haul perf`'s or iperf3's,
+/// whose figures sit where `figures` finds them in each interval).
+fn intervals(
+    report: &serde_json::Value,
+    figures: impl Fn(&serde_json::Value) -> &serde_json::Value,
+) -> Vec<(f64, f64)> {
+    let Some(list) = report["intervals"].as_array() else {
+        return Vec::new();
+    };
+    list.iter()
+        .map(figures)
+        .filter_map(|i| {
+            let seconds = i["end"].as_f64()? - i["start"].as_f64()?;
+            Some((seconds, i["bits_per_second"].as_f64()?))
+        })
+        .collect()
+}
+
+/// Starts `server`, then runs `client` to completion; returns the client's stdout and the
+/// server's. Both are killed if they overrun.
 fn client_server(
     server: &mut Command,
     client: &mut Command,
     duration: Duration,
-    client_output: bool,
-) -> Result<String, String> {
+) -> Result<(String, String), String> {
     let server = spawn(server)?;
     std::thread::sleep(SERVER_START);
     let deadline = Instant::now() + duration + GRACE;
     let client = spawn(client).and_then(|c| finish(c, deadline));
     let server = finish(server, deadline);
     match (client, server) {
-        (Ok(c), Ok(s)) => Ok(if client_output { c } else { s }),
+        (Ok(c), Ok(s)) => Ok((c, s)),
         (Err(e), _) | (_, Err(e)) => Err(e),
     }
 }
@@ -478,11 +532,11 @@ fn finish(mut running: Running, deadline: Instant) -> Result<String, String> {
 /// The results as CSV, one line per transfer.
 pub fn csv(results: &[RunResult]) -> String {
     let mut out = String::from(
-        "transport,run,rate_mbit,rtt_ms,loss,goodput_mbit,efficiency,retransmits,emulator_cpu,error\n",
+        "transport,run,rate_mbit,rtt_ms,loss,goodput_mbit,efficiency,retransmits,startup_s,emulator_cpu,error\n",
     );
     for r in results {
         out += &format!(
-            "{},{},{},{},{},{:.2},{:.4},{},{:.3},{}\n",
+            "{},{},{},{},{},{:.2},{:.4},{},{},{:.3},{}\n",
             r.transport.name(),
             r.run,
             r.rate_bps as f64 / 1e6,
@@ -491,6 +545,7 @@ pub fn csv(results: &[RunResult]) -> String {
             r.goodput_bps / 1e6,
             r.efficiency,
             r.retransmits.map(|n| n.to_string()).unwrap_or_default(),
+            r.startup_s.map(|s| format!("{s:.2}")).unwrap_or_default(),
             r.emulator_cpu,
             r.error.as_deref().unwrap_or("").replace([',', '\n'], ";"),
         );
@@ -596,6 +651,7 @@ mod tests {
             goodput_bps: mbit * 1e6,
             efficiency: mbit / 100.0,
             retransmits: None,
+            startup_s: None,
             emulator_cpu: 0.1,
             error: error.map(str::to_owned),
         }
@@ -618,5 +674,23 @@ mod tests {
         assert_eq!((picked[1].transport, picked[1].run), (Transport::Bbr, 3));
         let failed = [result(Transport::Cubic, 1, 0.0, Some("no iperf3"))];
         assert_eq!(medians(&failed)[0].error.as_deref(), Some("no iperf3"));
+    }
+
+    #[test]
+    fn startup_ends_with_the_first_interval_at_the_share_counting_every_interval() {
+        // iperf3 restarts its clock after the omitted intervals: the durations are summed.
+        let received = [(0.1, 10e6), (0.1, 85e6), (0.1, 95e6), (0.1, 96e6)];
+        let at = startup(&received, 100e6, 0.9).unwrap();
+        assert!((at - 0.3).abs() < 1e-9, "{at}");
+        assert_eq!(startup(&received[..2], 100e6, 0.9), None);
+        let iperf = serde_json::json!({"intervals": [
+            {"sum": {"start": 0.0, "end": 0.1, "bits_per_second": 1e6}},
+            {"sum": {"start": 0.0, "end": 0.1, "bits_per_second": 2e6}},
+        ]});
+        assert_eq!(
+            intervals(&iperf, |i| &i["sum"]),
+            vec![(0.1, 1e6), (0.1, 2e6)]
+        );
+        assert!(intervals(&serde_json::Value::Null, |i| i).is_empty());
     }
 }

@@ -162,6 +162,7 @@ fn quick_compare_writes_csv_json_table_and_plots() {
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
     let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
     let (goodput, error) = (column("goodput_mbit"), column("error"));
+    let startup = column("startup_s");
     let rows: Vec<&str> = csv.lines().skip(1).collect();
     assert_eq!(rows.len(), 16, "{csv}");
     for row in &rows {
@@ -173,6 +174,12 @@ fn quick_compare_writes_csv_json_table_and_plots() {
                 fields[goodput].parse::<f64>().unwrap() > 0.5,
                 "no goodput: {row}"
             );
+        }
+        if fields[0] == "haul" {
+            // The receiver's 0.1 s intervals time start-up; 100 Mbit/s at 10 and 50 ms is
+            // reached well within a 2 s transfer.
+            let at: f64 = fields[startup].parse().unwrap();
+            assert!(at > 0.0 && at < 2.0, "start-up: {row}");
         }
     }
     let json: serde_json::Value =

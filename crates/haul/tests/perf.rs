@@ -1,5 +1,5 @@
-//! `haul perf` on loopback: `--omit` leaves the first seconds out of the summary, and a test too
-//! short for it fails with a clear error.
+//! `haul perf` on loopback: `--interval` sets the interval lines, `--omit` leaves the first
+//! seconds out of the summary, and a test too short for it fails with a clear error.
 
 use std::net::UdpSocket;
 use std::process::{Child, Command, Output, Stdio};
@@ -48,12 +48,22 @@ fn client(port: u16, args: &[&str]) -> Output {
 }
 
 #[test]
-fn omitted_seconds_are_marked_and_left_out_of_the_summary() {
+fn intervals_are_as_long_as_asked_and_omitted_ones_stay_out_of_the_summary() {
     let port = free_port();
     let mut server = server(port);
     let out = client(
         port,
-        &["--json", "--time", "1", "--omit", "1", "--rate", "200M"],
+        &[
+            "--json",
+            "--time",
+            "1",
+            "--omit",
+            "1",
+            "--interval",
+            "0.5",
+            "--rate",
+            "200M",
+        ],
     );
     server.wait().unwrap();
     assert!(
@@ -64,14 +74,18 @@ fn omitted_seconds_are_marked_and_left_out_of_the_summary() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["omit_seconds"], 1);
     let intervals = v["intervals"].as_array().unwrap();
+    // Half-second intervals: the first two are the omitted second.
+    let length = |i: &serde_json::Value| i["end"].as_f64().unwrap() - i["start"].as_f64().unwrap();
+    assert!((0.45..0.6).contains(&length(&intervals[0])), "{v}");
     assert_eq!(intervals[0]["omitted"], true, "{v}");
-    assert!(intervals[1..].iter().all(|i| i["omitted"] == false), "{v}");
+    assert_eq!(intervals[1]["omitted"], true, "{v}");
+    assert!(intervals[2..].iter().all(|i| i["omitted"] == false), "{v}");
     // The client sent: its summary is exactly the bytes of the intervals not omitted.
-    let counted: u64 = intervals[1..]
+    let counted: u64 = intervals[2..]
         .iter()
         .map(|i| i["bytes"].as_u64().unwrap())
         .sum();
-    let omitted = intervals[0]["bytes"].as_u64().unwrap();
+    let omitted = intervals[0]["bytes"].as_u64().unwrap() + intervals[1]["bytes"].as_u64().unwrap();
     assert!(omitted > 0, "{v}");
     assert_eq!(v["sender"]["bytes"].as_u64().unwrap(), counted, "{v}");
     // The test ran for the omitted second and the measured one; the summary spans the second.
@@ -92,4 +106,12 @@ fn a_test_that_ends_within_the_omitted_seconds_says_so() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--omit"), "{stderr}");
+}
+
+#[test]
+fn an_interval_below_a_tenth_of_a_second_is_refused() {
+    let out = client(9, &["--interval", "0.01"]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("0.1"), "{stderr}");
 }

@@ -117,9 +117,10 @@ fn progress_line(index: usize, total: usize, r: &RunResult, eta: Duration) -> St
     let outcome = match &r.error {
         Some(e) => format!("failed: {e}"),
         None => format!(
-            "{:>13}  efficiency {:.2}  (emulator {:.0} % of a core)",
+            "{:>13}  efficiency {:.2}  start-up {}  (emulator {:.0} % of a core)",
             units::rate(r.goodput_bps),
             r.efficiency,
+            r.startup_s.map_or("-".to_owned(), |s| format!("{s:.1} s")),
             r.emulator_cpu * 100.0
         ),
     };

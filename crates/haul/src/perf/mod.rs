@@ -56,6 +56,10 @@ pub struct PerfArgs {
     /// the congestion control (the test runs N seconds longer; their interval lines are marked).
     #[arg(long, short = 'O', default_value_t = 0, value_name = "SECONDS")]
     omit: u32,
+    /// Seconds between interval lines (at least 0.1). The summary's --omit mark falls on the
+    /// first interval boundary at or after it.
+    #[arg(long, short = 'i', default_value_t = 1.0, value_name = "SECONDS", value_parser = parse_interval)]
+    interval: f64,
     /// The sender's policy (haul): fair, fixed (with --rate), scavenger; --min-rate/--max-rate.
     #[command(flatten)]
     policy: crate::policy::PolicyArgs,
@@ -209,7 +213,7 @@ fn serve_one(args: &PerfArgs, stream: TcpStream, endpoint: &Endpoint) -> Result<
         }
     };
     let sending = params.reverse;
-    let mine = run_test(&params, streams, sending, !args.json)?;
+    let mine = run_test(&params, streams, sending, args.interval, !args.json)?;
     control.send(&mine.side)?;
     let theirs: SideReport = control.recv()?;
     let summary = Summary::new(&params, sending, mine, theirs);
@@ -311,11 +315,19 @@ fn client(args: &PerfArgs, host: &str) -> Result<()> {
             }
         );
     }
-    let mine = run_test(&params, streams, sending, !args.json)?;
+    let mine = run_test(&params, streams, sending, args.interval, !args.json)?;
     control.send(&mine.side)?;
     let theirs: SideReport = control.recv()?;
     Summary::new(&params, sending, mine, theirs).print(args.json);
     Ok(())
+}
+
+/// An interval of at least 0.1 s, as iperf3 allows.
+fn parse_interval(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v >= 0.1 && v.is_finite() => Ok(v),
+        _ => Err(format!("`{s}` is not a number of seconds of at least 0.1")),
+    }
 }
 
 /// `HOST`, `HOST:PORT`, `IPv6` or `[IPv6]:PORT` to an address.
@@ -345,11 +357,13 @@ pub struct Measured {
     intervals: Vec<Interval>,
 }
 
-/// Sends or receives on every stream until done, printing an interval line each second.
+/// Sends or receives on every stream until done, printing an interval line each `interval`
+/// seconds.
 fn run_test(
     params: &Params,
     streams: Vec<DataStream>,
     sending: bool,
+    interval: f64,
     print: bool,
 ) -> Result<Measured> {
     let probes: Vec<Probe> = streams.iter().map(|s| s.probe()).collect::<Result<_>>()?;
@@ -361,7 +375,8 @@ fn run_test(
         Arc::clone(&bytes),
         Arc::clone(&done),
         started,
-        params.omit,
+        Duration::from_secs_f64(interval),
+        Duration::from_secs(params.omit.into()),
         print,
     );
     let workers: Vec<_> = streams

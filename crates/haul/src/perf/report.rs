@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-/// One second of a test, as this side saw it.
+/// One interval of a test (a second unless `--interval` says otherwise), as this side saw it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Interval {
     /// Seconds since the start, at the beginning of the interval.
@@ -34,8 +34,8 @@ pub struct Interval {
     pub omitted: bool,
 }
 
-/// Where the summary starts counting: the end of the `--omit` seconds (the test's start
-/// without them).
+/// Where the summary starts counting: the first interval boundary at or after the `--omit`
+/// seconds (the test's start without them).
 #[derive(Debug, Clone, Copy)]
 pub struct Mark {
     /// When.
@@ -48,7 +48,7 @@ pub struct Mark {
     pub cpu_seconds: f64,
 }
 
-/// Prints an interval line each second from the shared byte counter and the probes.
+/// Prints an interval line each interval from the shared byte counter and the probes.
 pub struct Reporter {
     handle: JoinHandle<(Vec<Interval>, Snapshot, Option<Mark>)>,
 }
@@ -80,19 +80,20 @@ fn total(probes: &[Probe]) -> Snapshot {
 }
 
 impl Reporter {
-    /// Starts the reporting thread for a test that started at `start`; the summary leaves out
-    /// the first `omit` seconds.
+    /// Starts the reporting thread for a test that started at `start`, an interval each
+    /// `every`; the summary leaves out the first `omit`.
     pub fn start(
         probes: Vec<Probe>,
         bytes: Arc<AtomicU64>,
         done: Arc<AtomicBool>,
         start: Instant,
-        omit: u32,
+        every: Duration,
+        omit: Duration,
         print: bool,
     ) -> Self {
         let start_cpu = cpu_seconds();
         let handle = thread::spawn(move || {
-            let mut mark = (omit == 0).then_some(Mark {
+            let mut mark = omit.is_zero().then_some(Mark {
                 at: start,
                 bytes: 0,
                 retransmits: 0,
@@ -108,7 +109,7 @@ impl Reporter {
             // seen alive, sampled every 20 ms.
             let mut latest = Snapshot::default();
             while !done.load(Ordering::Relaxed) {
-                tick += Duration::from_secs(1);
+                tick += every;
                 while Instant::now() < tick {
                     if done.load(Ordering::Relaxed) {
                         break;
@@ -139,7 +140,7 @@ impl Reporter {
                     pacing_bps: snap.pacing_bps,
                     omitted: mark.is_none(),
                 };
-                if reached && intervals.len() + 1 == omit as usize {
+                if reached && mark.is_none() && tick >= start + omit {
                     mark = Some(Mark {
                         at: start + Duration::from_secs_f64(now),
                         bytes: moved,
@@ -147,7 +148,7 @@ impl Reporter {
                         cpu_seconds: cpu_seconds(),
                     });
                 }
-                if print && iv.end - iv.start > 0.05 {
+                if print && iv.end - iv.start > every.as_secs_f64() / 20.0 {
                     eprintln!(
                         "  {:>5.2}-{:<5.2}  {:>12}  {:>13}  {:>5}  {:>8}  {:>7}{}",
                         iv.start,
