@@ -123,6 +123,18 @@ fn startup_time(
     limit: Duration,
     measure: Delivered,
 ) -> Option<Duration> {
+    startup_time_with(seed, rate_bps, rtt_ms, (loss, 0.0), limit, measure)
+}
+
+/// [`startup_time`] with `losses` (forward, back).
+fn startup_time_with(
+    seed: u64,
+    rate_bps: u64,
+    rtt_ms: u64,
+    (loss, back_loss): (f64, f64),
+    limit: Duration,
+    measure: Delivered,
+) -> Option<Duration> {
     let rtt = Duration::from_millis(rtt_ms);
     let mut sim: Simulation<Host> = Simulation::new(seed);
     let now = sim.now();
@@ -142,7 +154,14 @@ fn startup_time(
             ..LinkConfig::wan(rate_bps, rtt)
         },
     );
-    sim.set_link(s, c, LinkConfig::wan(rate_bps, rtt));
+    sim.set_link(
+        s,
+        c,
+        LinkConfig {
+            loss: back_loss,
+            ..LinkConfig::wan(rate_bps, rtt)
+        },
+    );
     sim.node_mut(ci).connect(now, s);
     let window = rtt.max(Duration::from_millis(100));
     let step = Duration::from_millis(10);
@@ -197,6 +216,35 @@ fn startup_grid() {
                 );
             }
         }
+    }
+}
+
+/// One cell's start-up over seeds: GRID_RATE (bit/s), GRID_RTT (ms), GRID_LOSS (fraction), SEEDS
+/// (count, default 20), GRID_BOTH (lose both ways, as the lab does).
+#[test]
+#[ignore = "diagnostic: prints one cell's start-up time over seeds"]
+fn startup_across_seeds() {
+    let (rate, rtt) = (
+        env_or("GRID_RATE", 1_000_000_000u64),
+        env_or("GRID_RTT", 100u64),
+    );
+    let loss = env_or("GRID_LOSS", 0.05);
+    let back = if std::env::var("GRID_BOTH").is_ok() {
+        loss
+    } else {
+        0.0
+    };
+    let budget = Duration::from_secs(1) + Duration::from_millis(rtt) * 5;
+    for seed in 1..=env_or("SEEDS", 20u64) {
+        let t = startup_time_with(
+            seed,
+            rate,
+            rtt,
+            (loss, back),
+            budget * 3,
+            Delivered::Arrived,
+        );
+        eprintln!("seed {seed:>3}: {t:.2?} (budget {budget:.2?})");
     }
 }
 
