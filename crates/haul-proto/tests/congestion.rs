@@ -224,11 +224,7 @@ fn startup_grid() {
 #[test]
 #[ignore = "diagnostic: prints one cell's start-up time over seeds"]
 fn startup_across_seeds() {
-    let (rate, rtt) = (
-        env_or("GRID_RATE", 1_000_000_000u64),
-        env_or("GRID_RTT", 100u64),
-    );
-    let loss = env_or("GRID_LOSS", 0.05);
+    let (rate, rtt, loss) = grid_cell(100);
     let back = if std::env::var("GRID_BOTH").is_ok() {
         loss
     } else {
@@ -387,16 +383,23 @@ fn env_list(name: &str, default: &[u64]) -> Vec<u64> {
     })
 }
 
+/// The cell a diagnostic looks at: GRID_RATE (bit/s, default 1 G), GRID_RTT (ms, default
+/// `rtt_ms`), GRID_LOSS (fraction, default 5 %).
+fn grid_cell(rtt_ms: u64) -> (u64, u64, f64) {
+    (
+        env_or("GRID_RATE", 1_000_000_000u64),
+        env_or("GRID_RTT", rtt_ms),
+        env_or("GRID_LOSS", 0.05),
+    )
+}
+
 /// One cell over several seeds (one seed is one draw of a chaotic process): GRID_RATE (bit/s),
 /// GRID_RTT (ms), GRID_LOSS (fraction), SEEDS (count, default 4), GRID_BOTH (lose both ways).
 #[test]
 #[ignore = "diagnostic: prints one cell's efficiency over seeds"]
 fn efficiency_across_seeds() {
-    let (rate, rtt) = (
-        env_or("GRID_RATE", 1_000_000_000u64),
-        env_or("GRID_RTT", 600u64),
-    );
-    let (loss, seeds) = (env_or("GRID_LOSS", 0.05), env_or("SEEDS", 4u64));
+    let (rate, rtt, loss) = grid_cell(600);
+    let seeds = env_or("SEEDS", 4u64);
     let runs: Vec<Run> = (1..=seeds)
         .map(|seed| run(seed, rate, rtt, loss, 20))
         .collect();
