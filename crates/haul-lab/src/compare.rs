@@ -193,8 +193,8 @@ pub struct RunResult {
     pub retransmits: Option<u64>,
     /// Start-up: seconds from the receiver's start (the connection is up) until the receiver's
     /// goodput over the last round trip (whole [`STARTUP_INTERVAL`]s, at least one) first
-    /// reached [`STARTUP_SHARE`] of what the link can deliver; `None` where the transport gives no intervals (UDT4) or it
-    /// never did.
+    /// reached [`STARTUP_SHARE`] of what the link can deliver; `None` where the transport gives
+    /// no intervals (UDT4) or it never did.
     pub startup_s: Option<f64>,
     /// The emulator's CPU use, in cores, during the run.
     pub emulator_cpu: f64,
@@ -247,8 +247,8 @@ struct Measured {
 
 /// The receiving side reports its goodput this often, for the start-up time.
 pub const STARTUP_INTERVAL: f64 = 0.1;
-/// Start-up ends when an interval's goodput reaches this share of what the link can deliver
-/// (issue 6: 90 % of the link within 1 s + 5 RTT).
+/// Start-up ends when the goodput over a round trip reaches this share of what the link can
+/// deliver (issue 6: 90 % of the link within 1 s + 5 RTT).
 pub const STARTUP_SHARE: f64 = 0.9;
 
 /// Seconds from the first interval's start to the end of the first span of at least `window`

@@ -491,7 +491,7 @@ impl ModelRate {
     /// before anything was retransmitted, and it reads as a first report; a real overflow drops
     /// many packets and every report after it shows the queue. (At 1 Gbit/s, 100 ms, 5 % both
     /// ways, one such report, 240 ms after the packet behind the hole left, ended start-up at
-    /// 30 Mbit/s in one lab seed in three.)
+    /// ~30 Mbit/s in one lab run of 36 — and every time with that run's seed.)
     fn loss_queue_rtt(&mut self, sample: Option<Duration>) -> Option<Duration> {
         let sample = sample?;
         self.last_loss_rtt

@@ -50,12 +50,13 @@ pub struct Mark {
 
 /// Prints an interval line each interval from the shared byte counter and the probes.
 pub struct Reporter {
-    handle: JoinHandle<(Vec<Interval>, Snapshot, Option<Mark>)>,
+    handle: JoinHandle<Seen>,
 }
 
 /// What the reporter saw, when the test is over.
+#[derive(Default)]
 pub struct Seen {
-    /// One per second.
+    /// One per interval.
     pub intervals: Vec<Interval>,
     /// The last figures of the connections.
     pub last: Snapshot,
@@ -165,19 +166,18 @@ impl Reporter {
                 intervals.push(iv);
             }
             let last = total(&probes);
-            (intervals, if last.rtt_us > 0 { last } else { latest }, mark)
+            Seen {
+                intervals,
+                last: if last.rtt_us > 0 { last } else { latest },
+                mark,
+            }
         });
         Self { handle }
     }
 
     /// Stops the thread; returns what it saw.
     pub fn finish(self) -> Seen {
-        let (intervals, last, mark) = self.handle.join().unwrap_or_default();
-        Seen {
-            intervals,
-            last,
-            mark,
-        }
+        self.handle.join().unwrap_or_default()
     }
 }
 
