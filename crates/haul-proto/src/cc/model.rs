@@ -187,7 +187,7 @@ pub struct ModelRate {
     /// Smallest receiver-reported RTT in [`MIN_RTT_LIFETIME`]: a second base for the residual
     /// queue (see `next_round`).
     min_reported_rtt: Option<(Duration, Instant)>,
-    /// Cruise: the sum and count of this round's delivery-rate reports (see `on_ack`).
+    /// The sum and count of this round's delivery-rate reports while [`ModelRate::steady`].
     round_reports: (f64, u32),
     /// The RTT sample of the last loss report that had one (see [`ModelRate::loss_queue_rtt`]).
     last_loss_rtt: Option<Duration>,
