@@ -2,8 +2,9 @@
 //!
 //! The bottleneck rate is the largest delivery rate over the last ten rounds (a round is one
 //! minimum RTT plus the 10 ms ACK interval; rounds in which the sender ran out of data do not
-//! count) as the receiver reports it (in startup also as the sender sees its ACKs arrive,
-//! whichever is larger); the base RTT is the smallest RTT seen in ten seconds. The
+//! count) as the receiver reports it — a round's largest report, or their mean once a fair flow
+//! cruises (see `ModelRate::steady`) — or, in start-up and in rounds without loss, as the
+//! sender sees its ACKs arrive, whichever is larger; the base RTT is the smallest RTT seen in ten seconds. The
 //! sender paces at `gain × rate` and keeps at most `rate × (6 × min RTT + 100 ms)` in flight. It
 //! starts by raising the gain to 2.885 (doubling the rate each round) until the rate stops growing
 //! — from at least half the link capacity the receiver measures with packet pairs, while the path
@@ -414,10 +415,14 @@ impl ModelRate {
     /// recovery rules wait on single reports seeing it. So does the scavenger, whose own scale
     /// decides how fast it comes back.
     fn steady(&self) -> bool {
-        let peak = self.peak_bw.map_or(0.0, |(p, _)| p);
         self.phase == Phase::Cruise
             && self.policy == Policy::Fair
-            && self.bandwidth() >= COLLAPSED * peak
+            && !self.collapsed(self.bandwidth())
+    }
+
+    /// Whether `rate` is below [`COLLAPSED`] of the largest estimate of the last 30 s.
+    fn collapsed(&self, rate: f64) -> bool {
+        rate < COLLAPSED * self.peak_bw.map_or(0.0, |(peak, _)| peak)
     }
 
     /// Whether a loss in start-up whose report took `rtt` came out of a buffer this flow has
@@ -687,14 +692,13 @@ impl ModelRate {
             }
             Phase::Cruise if app_limited => {}
             Phase::Cruise => {
-                let peak = self.peak_bw.map_or(0.0, |(p, _)| p);
                 let fair = self.policy == Policy::Fair;
                 if self.cycle == 1 {
                     // The probe and the round after it (which sees most of its deliveries) had
                     // no queue and delivered well above a collapsed estimate.
                     let room = fair
                         && quiet
-                        && self.probe_base < COLLAPSED * peak
+                        && self.collapsed(self.probe_base)
                         && bw >= PROBE_HEADROOM * self.probe_base;
                     self.headroom_probes = if room { self.headroom_probes + 1 } else { 0 };
                 }
@@ -718,7 +722,7 @@ impl ModelRate {
                     if !self.draining_queue {
                         self.cycle = (self.cycle + 1) % CYCLE.len();
                         // Collapsed: probe again at once instead of holding.
-                        if fair && bw < COLLAPSED * peak && self.cycle >= FIRST_HOLD {
+                        if fair && self.collapsed(bw) && self.cycle >= FIRST_HOLD {
                             self.cycle = 0;
                         }
                     }

@@ -56,10 +56,10 @@ pub struct PerfArgs {
     /// the congestion control (the test runs N seconds longer; their interval lines are marked).
     #[arg(long, short = 'O', default_value_t = 0, value_name = "SECONDS")]
     omit: u32,
-    /// Seconds between interval lines (at least 0.1). The summary's --omit mark falls on the
-    /// first interval boundary at or after it.
-    #[arg(long, short = 'i', default_value_t = 1.0, value_name = "SECONDS", value_parser = parse_interval)]
-    interval: f64,
+    /// Time between interval lines, at least 0.1 s (0.5 = 0.5s = 500ms). The summary's --omit
+    /// mark falls on the first interval boundary at or after it.
+    #[arg(long, short = 'i', default_value = "1", value_name = "TIME", value_parser = parse_interval)]
+    interval: Duration,
     /// The sender's policy (haul): fair, fixed (with --rate), scavenger; --min-rate/--max-rate.
     #[command(flatten)]
     policy: crate::policy::PolicyArgs,
@@ -323,11 +323,14 @@ fn client(args: &PerfArgs, host: &str) -> Result<()> {
 }
 
 /// An interval of at least 0.1 s, as iperf3 allows.
-fn parse_interval(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(v) if v >= 0.1 && v.is_finite() => Ok(v),
-        _ => Err(format!("`{s}` is not a number of seconds of at least 0.1")),
+fn parse_interval(s: &str) -> Result<Duration, String> {
+    let interval = units::parse_duration(s)?;
+    if interval < Duration::from_millis(100) {
+        return Err(format!(
+            "`{s}` is shorter than the shortest interval, 0.1 s"
+        ));
     }
+    Ok(interval)
 }
 
 /// `HOST`, `HOST:PORT`, `IPv6` or `[IPv6]:PORT` to an address.
@@ -357,13 +360,12 @@ pub struct Measured {
     intervals: Vec<Interval>,
 }
 
-/// Sends or receives on every stream until done, printing an interval line each `interval`
-/// seconds.
+/// Sends or receives on every stream until done, printing an interval line each `interval`.
 fn run_test(
     params: &Params,
     streams: Vec<DataStream>,
     sending: bool,
-    interval: f64,
+    interval: Duration,
     print: bool,
 ) -> Result<Measured> {
     let probes: Vec<Probe> = streams.iter().map(|s| s.probe()).collect::<Result<_>>()?;
@@ -375,7 +377,7 @@ fn run_test(
         Arc::clone(&bytes),
         Arc::clone(&done),
         started,
-        Duration::from_secs_f64(interval),
+        interval,
         Duration::from_secs(params.omit.into()),
         print,
     );
