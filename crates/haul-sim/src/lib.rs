@@ -2,8 +2,8 @@
 //!
 //! A deterministic network for testing sans-IO protocol code: a virtual clock (nothing sleeps),
 //! per-direction links with rate, propagation delay, jitter, a drop-tail queue, random and bursty
-//! (Gilbert–Elliott) loss, reordering, duplication and corruption, any number of nodes, and
-//! injected garbage. Everything random comes from one seed, so a failing run replays exactly.
+//! (Gilbert–Elliott) loss, reordering, duplication and corruption, any number of nodes, receivers
+//! that see arrivals in groups (interrupt coalescing, GRO), and injected garbage. Everything random comes from one seed, so a failing run replays exactly.
 //!
 //! The simulator knows nothing about haul: anything implementing [`Node`] can be plugged in.
 
@@ -99,6 +99,8 @@ pub struct Simulation<N: Node> {
     order: u64,
     rng: SmallRng,
     injectors: Vec<InjectorState>,
+    /// Receivers that see arrivals once per tick (see [`Simulation::set_coalescing`]).
+    coalescing: HashMap<SocketAddr, Duration>,
     buf: Vec<u8>,
     steps: u64,
 }
@@ -117,6 +119,7 @@ impl<N: Node> Simulation<N> {
             order: 0,
             rng: SmallRng::seed_from_u64(seed),
             injectors: Vec::new(),
+            coalescing: HashMap::new(),
             buf: Vec::with_capacity(1 << 17),
             steps: 0,
         }
@@ -169,6 +172,16 @@ impl<N: Node> Simulation<N> {
         self.set_link(b, a, config);
     }
 
+    /// Node `to` sees what arrives for it once per `tick` of the virtual clock, all of it at
+    /// the tick — as a receiver behind interrupt coalescing or GRO does. Zero turns it off.
+    pub fn set_coalescing(&mut self, to: SocketAddr, tick: Duration) {
+        if tick.is_zero() {
+            self.coalescing.remove(&to);
+        } else {
+            self.coalescing.insert(to, tick);
+        }
+    }
+
     /// Counters of the link `from → to`, if it was set.
     pub fn link_stats(&self, from: SocketAddr, to: SocketAddr) -> Option<LinkStats> {
         self.links.get(&(from, to)).map(|l| l.stats())
@@ -207,7 +220,16 @@ impl<N: Node> Simulation<N> {
             .links
             .entry((from, to))
             .or_insert_with(|| Link::new(self.default_link.clone(), now));
+        let tick = self.coalescing.get(&to).map(Duration::as_nanos);
         for (at, bytes) in link::transmit(link, now, data, &mut self.rng) {
+            let at = match tick {
+                Some(tick) => {
+                    let since = (at - self.start).as_nanos();
+                    let ticked = since.div_ceil(tick) * tick;
+                    self.start + Duration::from_nanos(ticked.min(u64::MAX as u128) as u64)
+                }
+                None => at,
+            };
             self.order += 1;
             self.queue.push(Reverse(Delivery {
                 at,
@@ -284,6 +306,78 @@ impl<N: Node> Simulation<N> {
             if self.now > deadline || !self.step() {
                 return false;
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sends `count` datagrams of 1 000 bytes in one batch to `to`, and records arrivals.
+    #[derive(Default)]
+    struct Probe {
+        to: Option<SocketAddr>,
+        count: usize,
+        arrivals: Vec<Instant>,
+    }
+
+    impl Node for Probe {
+        fn handle_datagram(&mut self, now: Instant, _from: SocketAddr, _data: &[u8]) {
+            self.arrivals.push(now);
+        }
+        fn poll_transmit(&mut self, _now: Instant, buf: &mut Vec<u8>) -> Option<Outgoing> {
+            let to = self.to.take()?;
+            buf.clear();
+            buf.resize(self.count * 1_000, 0);
+            Some(Outgoing {
+                destination: to,
+                segment_size: Some(1_000),
+            })
+        }
+        fn poll_timeout(&self) -> Option<Instant> {
+            None
+        }
+        fn handle_timeout(&mut self, _now: Instant) {}
+    }
+
+    fn arrivals(tick: Duration) -> Vec<Duration> {
+        let (a, b): (SocketAddr, SocketAddr) =
+            ("10.0.0.1:1".parse().unwrap(), "10.0.0.2:2".parse().unwrap());
+        let mut sim = Simulation::new(1);
+        let start = sim.now();
+        sim.add_node(
+            a,
+            Probe {
+                to: Some(b),
+                count: 10,
+                ..Probe::default()
+            },
+        );
+        let receiver = sim.add_node(b, Probe::default());
+        // 80 Mbit/s: one 1 000-byte datagram every 100 µs.
+        sim.set_link(a, b, LinkConfig::wan(80_000_000, Duration::from_millis(2)));
+        sim.set_coalescing(b, tick);
+        sim.run_until(Duration::from_secs(1), |_| false);
+        let times = &sim.node(receiver).arrivals;
+        times.iter().map(|t| *t - start).collect()
+    }
+
+    #[test]
+    fn a_coalescing_receiver_sees_arrivals_at_its_ticks() {
+        let spaced = arrivals(Duration::ZERO);
+        assert_eq!(spaced.len(), 10);
+        assert!(spaced
+            .windows(2)
+            .all(|w| w[1] - w[0] == Duration::from_micros(100)));
+        let ticked = arrivals(Duration::from_micros(250));
+        assert_eq!(ticked.len(), 10);
+        assert!(
+            ticked.iter().all(|t| t.as_micros() % 250 == 0),
+            "{ticked:?}"
+        );
+        for (at, tick) in spaced.iter().zip(&ticked) {
+            assert!(tick >= at && *tick - *at < Duration::from_micros(250));
         }
     }
 }
