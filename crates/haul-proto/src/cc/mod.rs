@@ -99,6 +99,14 @@ pub trait CongestionControl: Send + fmt::Debug {
     /// A new packet leaves with nothing in flight: the sender had run dry and sat idle for
     /// `idle` (since its previous packet), and sends again.
     fn on_idle_restart(&mut self, _now: Instant, _idle: Duration) {}
+    /// Packets that leave back to back, as one train, at the start of every `max(16, n)`
+    /// (aligned on the sequence number); the pacer pays their gaps after the train, so the
+    /// average rate is the paced one. The bottleneck spaces them by its transmission time,
+    /// and the receiver reports that as the link capacity. The default is the reference's
+    /// probe pair, once every 16 packets.
+    fn probe_train(&self) -> u64 {
+        2
+    }
     /// Whether a packet reported missing again after its retransmission should go out twice.
     /// Worth it only where losses are random, not congestion: there a second copy costs a
     /// fraction of the retransmissions, while another lost copy holds the cumulative ACK —

@@ -1076,7 +1076,8 @@ impl Connection {
 
     fn on_data(&mut self, now: Instant, header: DataHeader, payload: &[u8], owner: Option<&Bytes>) {
         self.stats.packets_received += 1;
-        self.arrivals.on_arrival(now, header.seq.value() & 0xF);
+        self.arrivals
+            .on_arrival(now, header.seq.value(), header.timestamp);
         self.packets_since_ack += 1;
         self.packets_since_full_ack = self.packets_since_full_ack.saturating_add(1);
         let Some(seq) = header.seq.extend(self.rcv_max) else {
@@ -1653,7 +1654,8 @@ impl Connection {
         if now < self.next_send {
             return None;
         }
-        let period = self.cc.as_ref()?.pacing_period();
+        let cc = self.cc.as_ref()?;
+        let (period, train) = (cc.pacing_period(), cc.probe_train().max(1));
         let credit = MAX_PACING_CREDIT.max(period);
         if let Some(floor) = now.checked_sub(credit) {
             self.next_send = self.next_send.max(floor);
@@ -1726,12 +1728,13 @@ impl Connection {
                 }
             }
             count += 1;
-            // Every 16th packet leaves back-to-back with the next (the receiver's probe pair);
-            // the gap it skips is paid after the pair, so the average rate is the paced one.
-            match seq & 0xF {
-                0 => {}
-                1 => self.next_send += period * 2,
-                _ => self.next_send += period,
+            // Probe trains (the reference's pair, every 16th packet with the next) leave back
+            // to back; the gaps they skip are paid after them.
+            let position = seq % train.max(16);
+            if position + 1 == train {
+                self.next_send += period * train as u32;
+            } else if position + 1 > train {
+                self.next_send += period;
             }
             if count == 1 {
                 segment = size;
