@@ -1,5 +1,6 @@
 //! Receiver- and sender-side estimates, with the reference's formulas and start values.
 
+use std::cmp::Ordering;
 use std::time::{Duration, Instant};
 
 /// Smoothed RTT and RTT variance in microseconds (`RTT = (7·RTT + s)/8`, `Var = (3·Var + |s − RTT|)/4`).
@@ -198,24 +199,32 @@ impl Default for TrainGauge {
 impl TrainGauge {
     fn on_arrival(&mut self, now: Instant, seq: u32, sent_us: u32) {
         if let Some(t) = self.current.as_mut() {
-            let next = t.last_seq.wrapping_add(1) & SEQ_MASK;
-            if seq == next && sent_us == t.sent_us && now >= t.last_at {
-                t.packets += 1;
-                if now == t.last_at {
-                    t.last_group += 1;
-                    if t.groups == 1 {
-                        t.first_group += 1;
+            if sent_us == t.sent_us && seq == t.last_seq.wrapping_add(1) & SEQ_MASK {
+                match now.cmp(&t.last_at) {
+                    Ordering::Equal => {
+                        t.last_group += 1;
+                        if t.groups == 1 {
+                            t.first_group += 1;
+                        }
                     }
-                } else {
-                    t.groups += 1;
-                    t.last_group = 1;
-                    t.previous_at = t.last_at;
-                    t.last_at = now;
+                    Ordering::Greater => {
+                        t.groups += 1;
+                        t.last_group = 1;
+                        t.previous_at = t.last_at;
+                        t.last_at = now;
+                    }
+                    Ordering::Less => return self.restart(now, seq, sent_us),
                 }
+                t.packets += 1;
                 t.last_seq = seq;
                 return;
             }
         }
+        self.restart(now, seq, sent_us);
+    }
+
+    /// Closes the current train and starts one with this packet.
+    fn restart(&mut self, now: Instant, seq: u32, sent_us: u32) {
         if let Some(done) = self.current.take() {
             self.close(done);
         }
