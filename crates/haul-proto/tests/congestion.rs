@@ -559,6 +559,9 @@ fn share(flows: usize, rtt_ms: u64, seed: u64) -> (f64, f64, f64) {
         };
         sim.run_until(Duration::from_millis(gap), |_| false);
     }
+    if std::env::var("FAIR_TRACE").is_ok() {
+        trace_shares(&mut sim, si);
+    }
     sim.run_until(Duration::from_secs(10 - flows as u64), |_| false);
     let before: Vec<u64> = sim
         .node(si)
@@ -581,6 +584,31 @@ fn share(flows: usize, rtt_ms: u64, seed: u64) -> (f64, f64, f64) {
     let total: f64 = rates.iter().sum();
     let least = rates.iter().copied().fold(f64::MAX, f64::min) / (total / flows as f64);
     (jain(&rates), total / (100e6 * PAYLOAD_FRACTION), least)
+}
+
+/// Prints each flow's goodput (Mbit/s, at the receiver) every half second for ten seconds.
+fn trace_shares(sim: &mut Simulation<Host>, receiver: usize) {
+    let received = |sim: &Simulation<Host>| -> Vec<u64> {
+        let conns = sim.node(receiver).conns.values();
+        conns.map(|c| c.stats().bytes_received).collect()
+    };
+    let mut last = received(sim);
+    for half in 1..=20 {
+        sim.run_until(Duration::from_millis(500), |_| false);
+        let now = received(sim);
+        let rates: Vec<String> = now
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                format!(
+                    "{:6.1}",
+                    (b - last.get(i).copied().unwrap_or(0)) as f64 * 16e-6
+                )
+            })
+            .collect();
+        eprintln!("{:>5.1} s {}", half as f64 * 0.5, rates.join(" "));
+        last = now;
+    }
 }
 
 /// Flows sharing a bottleneck keep it full (the Jain indices printed are in docs/CONGESTION.md).
@@ -636,7 +664,8 @@ fn random_loss_does_not_collapse_the_rate_unlike_the_reference() {
 /// prints "Jain/least share" per seed. FAIR_FIRST_SEED and FAIR_SEEDS choose others, FAIR_RTT
 /// (milliseconds, comma-separated, default 10,100) the paths, FAIR_FLOWS (default 2,4) the
 /// numbers of flows, FAIR_JITTER=1 start times that
-/// vary with the seed (see `share`).
+/// vary with the seed (see `share`), FAIR_TRACE=1 each flow's goodput every half second for the
+/// ten seconds after the last one started.
 #[test]
 #[ignore = "diagnostic: takes a minute, prints fairness across seeds"]
 fn fairness_across_seeds() {
