@@ -560,7 +560,7 @@ fn share(flows: usize, rtt_ms: u64, seed: u64) -> (f64, f64, f64) {
         sim.run_until(Duration::from_millis(gap), |_| false);
     }
     if std::env::var("FAIR_TRACE").is_ok() {
-        trace_shares(&mut sim, si);
+        trace_shares(&mut sim, ci);
     }
     sim.run_until(Duration::from_secs(10 - flows as u64), |_| false);
     let before: Vec<u64> = sim
@@ -586,27 +586,35 @@ fn share(flows: usize, rtt_ms: u64, seed: u64) -> (f64, f64, f64) {
     (jain(&rates), total / (100e6 * PAYLOAD_FRACTION), least)
 }
 
-/// Prints each flow's goodput (Mbit/s, at the receiver) every half second for ten seconds.
-fn trace_shares(sim: &mut Simulation<Host>, receiver: usize) {
-    let received = |sim: &Simulation<Host>| -> Vec<u64> {
-        let conns = sim.node(receiver).conns.values();
-        conns.map(|c| c.stats().bytes_received).collect()
+/// Prints each flow's sending every half second for ten seconds, by connection id: new data
+/// sent and pacing rate (Mbit/s), window, retransmissions and retransmission timeouts so far.
+fn trace_shares(sim: &mut Simulation<Host>, sender: usize) {
+    let sent = |sim: &Simulation<Host>| -> std::collections::BTreeMap<u32, u64> {
+        let conns = sim.node(sender).conns.iter();
+        conns.map(|(id, c)| (*id, c.stats().bytes_sent)).collect()
     };
-    let mut last = received(sim);
+    let mut last = sent(sim);
     for half in 1..=20 {
         sim.run_until(Duration::from_millis(500), |_| false);
-        let now = received(sim);
-        let rates: Vec<String> = now
+        let now = sent(sim);
+        let flows: Vec<String> = sim
+            .node(sender)
+            .conns
             .iter()
-            .enumerate()
-            .map(|(i, b)| {
+            .map(|(id, c)| {
+                let st = c.stats();
+                let bytes = now[id] - last.get(id).copied().unwrap_or(0);
                 format!(
-                    "{:6.1}",
-                    (b - last.get(i).copied().unwrap_or(0)) as f64 * 16e-6
+                    "{:6.1} ({:6.1} cwnd {:6} retx {:6} timeouts {:3})",
+                    bytes as f64 * 16e-6,
+                    st.mss as f64 * 8e-6 / st.pacing_period.as_secs_f64(),
+                    st.congestion_window,
+                    st.packets_retransmitted,
+                    st.timeouts
                 )
             })
             .collect();
-        eprintln!("{:>5.1} s {}", half as f64 * 0.5, rates.join(" "));
+        eprintln!("{:>5.1} s {}", half as f64 * 0.5, flows.join(" | "));
         last = now;
     }
 }
@@ -664,8 +672,8 @@ fn random_loss_does_not_collapse_the_rate_unlike_the_reference() {
 /// prints "Jain/least share" per seed. FAIR_FIRST_SEED and FAIR_SEEDS choose others, FAIR_RTT
 /// (milliseconds, comma-separated, default 10,100) the paths, FAIR_FLOWS (default 2,4) the
 /// numbers of flows, FAIR_JITTER=1 start times that
-/// vary with the seed (see `share`), FAIR_TRACE=1 each flow's goodput every half second for the
-/// ten seconds after the last one started.
+/// vary with the seed (see `share`), FAIR_TRACE=1 each flow's sending every half second for the
+/// ten seconds after the last one started (see `trace_shares`).
 #[test]
 #[ignore = "diagnostic: takes a minute, prints fairness across seeds"]
 fn fairness_across_seeds() {
