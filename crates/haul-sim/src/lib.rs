@@ -3,7 +3,8 @@
 //! A deterministic network for testing sans-IO protocol code: a virtual clock (nothing sleeps),
 //! per-direction links with rate, propagation delay, jitter, a drop-tail queue, random and bursty
 //! (Gilbert–Elliott) loss, reordering, duplication and corruption, any number of nodes, receivers
-//! that see arrivals in groups (interrupt coalescing, GRO), and injected garbage. Everything random comes from one seed, so a failing run replays exactly.
+//! that see arrivals in groups (interrupt coalescing, GRO), and injected garbage. Everything
+//! random comes from one seed, so a failing run replays exactly.
 //!
 //! The simulator knows nothing about haul: anything implementing [`Node`] can be plugged in.
 

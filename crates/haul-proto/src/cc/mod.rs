@@ -103,7 +103,7 @@ pub trait CongestionControl: Send + fmt::Debug {
     /// (aligned on the sequence number); the pacer pays their gaps after the train, so the
     /// average rate is the paced one. The bottleneck spaces them by its transmission time,
     /// and the receiver reports that as the link capacity. The default is the reference's
-    /// probe pair, once every 16 packets.
+    /// probe pair, once every 16 packets. The connection holds it within 1..=256.
     fn probe_train(&self) -> u64 {
         2
     }

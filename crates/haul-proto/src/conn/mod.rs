@@ -46,6 +46,9 @@ const ACK_HISTORY: usize = 1024;
 const MAX_RENAK_PACKETS: usize = 4;
 /// Most pacing credit a connection may bank while the driver sleeps.
 const MAX_PACING_CREDIT: Duration = Duration::from_millis(1);
+/// Longest probe train a controller may ask for (`CongestionControl::probe_train`): its gaps
+/// are paid in one step after it, which must not overflow.
+const MAX_PROBE_TRAIN: u64 = 256;
 /// Copies of the shutdown packet (it is never retransmitted).
 const SHUTDOWN_COPIES: usize = 3;
 /// Datagrams are decrypted into blocks of this size, of which this many (512 MiB) are kept for
@@ -1655,7 +1658,10 @@ impl Connection {
             return None;
         }
         let cc = self.cc.as_ref()?;
-        let (period, train) = (cc.pacing_period(), cc.probe_train().max(1));
+        let (period, train) = (
+            cc.pacing_period(),
+            cc.probe_train().clamp(1, MAX_PROBE_TRAIN),
+        );
         let credit = MAX_PACING_CREDIT.max(period);
         if let Some(floor) = now.checked_sub(credit) {
             self.next_send = self.next_send.max(floor);
