@@ -1,5 +1,6 @@
 //! `haul perf` on loopback: `--interval` sets the interval lines, `--omit` leaves the first
-//! seconds out of the summary, and a test too short for it fails with a clear error.
+//! seconds out of the summary, a test too short for it fails with a clear error, and test
+//! lengths no side can run are refused on both sides.
 
 use std::net::UdpSocket;
 use std::process::{Child, Command, Output, Stdio};
@@ -114,4 +115,32 @@ fn an_interval_below_a_tenth_of_a_second_is_refused() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("0.1"), "{stderr}");
+}
+
+#[test]
+fn a_test_length_no_side_runs_is_refused_before_connecting() {
+    for time in ["0", "-3", "NaN", "1e30"] {
+        // Nothing listens on port 9: the check comes first.
+        let out = client(9, &[&format!("--time={time}")]);
+        assert_eq!(out.status.code(), Some(1), "--time {time}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("--time"), "--time {time}: {stderr}");
+        assert!(!stderr.contains("panicked"), "--time {time}: {stderr}");
+    }
+}
+
+#[test]
+fn a_server_refuses_a_test_it_cannot_run_and_says_why() {
+    use std::io::{BufRead, BufReader, Write};
+    let port = free_port();
+    let mut server = server(port);
+    // What a client that skipped its own check (or a forged one) would send.
+    let mut control = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let params = r#"{"version":1,"transport":"haul","reverse":true,"parallel":1,"bytes":null,"seconds":1e300,"rate":null,"tcp_cc":null,"window":null,"mss":1500,"omit":0}"#;
+    writeln!(control, "{params}").unwrap();
+    let mut answer = String::new();
+    BufReader::new(&control).read_line(&mut answer).unwrap();
+    assert!(answer.contains("at most 86400"), "{answer}");
+    // It logs the refusal and goes on to the next client (a one-off server ends), unharmed.
+    assert_eq!(server.wait().unwrap().code(), Some(0));
 }

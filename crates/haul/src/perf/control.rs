@@ -52,6 +52,33 @@ pub struct Params {
     pub omit: u32,
 }
 
+/// Longest test, omitted seconds included: a day, as iperf3 allows.
+pub const MAX_TEST_SECONDS: f64 = 86_400.0;
+/// Most parallel connections (`--parallel`).
+pub const MAX_PARALLEL: u32 = 128;
+
+impl Params {
+    /// Whether the test asked for is one this side can run: a server checks what arrives from
+    /// the network before it uses it, a client what its options say before it asks.
+    pub fn check(&self) -> Result<(), String> {
+        let total = self.seconds + f64::from(self.omit);
+        if !(self.seconds > 0.0 && total <= MAX_TEST_SECONDS) {
+            return Err(format!(
+                "a test of {} s (plus {} s omitted) is not one this side runs: the time must be \
+                 above 0 and, omitted seconds included, at most {MAX_TEST_SECONDS} s",
+                self.seconds, self.omit
+            ));
+        }
+        if !(1..=MAX_PARALLEL).contains(&self.parallel) {
+            return Err(format!(
+                "{} parallel connections asked; 1 to {MAX_PARALLEL} are allowed",
+                self.parallel
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The server's answer: where to open the data connections.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Ready {

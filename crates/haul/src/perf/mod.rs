@@ -50,7 +50,7 @@ pub struct PerfArgs {
     #[arg(long, short = 'R')]
     reverse: bool,
     /// Number of parallel connections.
-    #[arg(long, short = 'P', default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=128))]
+    #[arg(long, short = 'P', default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=control::MAX_PARALLEL as i64))]
     parallel: u32,
     /// Leave the first N seconds out of the summary, as iperf3's --omit does: the start-up of
     /// the congestion control (the test runs N seconds longer; their interval lines are marked).
@@ -181,6 +181,13 @@ fn serve_one(args: &PerfArgs, stream: TcpStream, endpoint: &Endpoint) -> Result<
         })?;
         bail!("control version mismatch");
     }
+    if let Err(e) = params.check() {
+        control.send(&Ready {
+            data_port: 0,
+            error: Some(e.clone()),
+        })?;
+        bail!("refused a client's test: {e}");
+    }
     let streams = match params.transport {
         Transport::Haul => {
             control.send(&Ready {
@@ -230,11 +237,6 @@ fn client(args: &PerfArgs, host: &str) -> Result<()> {
              --max-rate apply to the sending side only (run the test forward, or set them on the server)"
         );
     }
-    let target = resolve(host, args.port)?;
-    let control_stream = TcpStream::connect_timeout(&target, Duration::from_secs(5)).map_err(|e| {
-        anyhow!("cannot reach a haul perf server at {target}: {e} (is `haul perf --server` running there?)")
-    })?;
-    let mut control = Control::new(control_stream)?;
     let params = Params {
         version: VERSION,
         transport: if args.tcp {
@@ -253,6 +255,14 @@ fn client(args: &PerfArgs, host: &str) -> Result<()> {
         copy: args.copy,
         omit: args.omit,
     };
+    params
+        .check()
+        .map_err(|e| anyhow!("{e} (--time, --omit, --parallel)"))?;
+    let target = resolve(host, args.port)?;
+    let control_stream = TcpStream::connect_timeout(&target, Duration::from_secs(5)).map_err(|e| {
+        anyhow!("cannot reach a haul perf server at {target}: {e} (is `haul perf --server` running there?)")
+    })?;
+    let mut control = Control::new(control_stream)?;
     control.send(&params)?;
     let ready: Ready = control.recv()?;
     if let Some(e) = ready.error {
