@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{addr, Host, Source};
+use common::{addr, log_from_env, Host, Source};
 use haul_proto::cc::{CongestionControlFactory, ModelRateFactory, Policy, Udt4DaimdFactory};
 use haul_proto::ConnectionConfig;
 use haul_sim::{LinkConfig, Simulation};
@@ -533,6 +533,7 @@ fn jain(rates: &[f64]) -> f64 {
 /// link, so all flows run between the same two hosts, on one link). Returns (Jain index over
 /// 10–20 s, total efficiency, smallest share relative to a fair share).
 fn share(flows: usize, rtt_ms: u64, seed: u64) -> (f64, f64, f64) {
+    log_from_env();
     let rtt = Duration::from_millis(rtt_ms);
     let mut sim: Simulation<Host> = Simulation::new(seed);
     let now = sim.now();

@@ -112,6 +112,8 @@ pub struct Host {
     pub auto_app: bool,
     /// Every datagram this host received, when set (for replay tests).
     pub tap: Option<Tap>,
+    /// When the host was made: log lines carry the simulated time since (see [`log_from_env`]).
+    start: Instant,
 }
 
 /// Datagrams a host received, shared with whoever replays them.
@@ -139,6 +141,7 @@ impl Host {
             sink: Sink::default(),
             auto_app: true,
             tap: None,
+            start: now,
         }
     }
 
@@ -206,6 +209,7 @@ impl Node for Host {
         match self.endpoint.handle(now, from, data, &mut self.scratch) {
             Some(DatagramEvent::Connection(id)) => {
                 if let Some(conn) = self.conns.get_mut(&id) {
+                    let _span = conn_span(id, now - self.start).entered();
                     conn.handle_datagram(now, from, data);
                 }
             }
@@ -231,7 +235,8 @@ impl Node for Host {
                 segment_size: None,
             });
         }
-        for conn in self.conns.values_mut() {
+        for (&id, conn) in self.conns.iter_mut() {
+            let _span = conn_span(id, now - self.start).entered();
             if let Some(t) = conn.poll_transmit(now, buf) {
                 return Some(Outgoing {
                     destination: t.destination,
@@ -247,12 +252,30 @@ impl Node for Host {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        for conn in self.conns.values_mut() {
+        for (&id, conn) in self.conns.iter_mut() {
             if conn.poll_timeout().is_some_and(|t| t <= now) {
+                let _span = conn_span(id, now - self.start).entered();
                 conn.handle_timeout(now);
             }
         }
         self.app(now);
+    }
+}
+
+/// The span a connection's log lines carry: its id and the simulated time (seconds).
+fn conn_span(id: u32, since_start: std::time::Duration) -> tracing::Span {
+    tracing::debug_span!("conn", id, t = since_start.as_secs_f64())
+}
+
+/// Prints the protocol's log lines to stderr when `HAUL_LOG` holds a filter (for example
+/// `HAUL_LOG=haul_proto::cc=debug`), each with its connection and simulated time.
+pub fn log_from_env() {
+    if let Ok(filter) = std::env::var("HAUL_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_writer(std::io::stderr)
+            .without_time()
+            .try_init();
     }
 }
 
