@@ -188,6 +188,7 @@ mod tests {
             recv_rate,
             capacity: 20_000,
             largest_sent,
+            retransmitted: 0,
         }
     }
 

@@ -41,6 +41,8 @@ pub struct PathEstimate {
     pub capacity: u32,
     /// Extended sequence number of the last packet sent.
     pub largest_sent: u64,
+    /// Data packets retransmitted so far.
+    pub retransmitted: u64,
 }
 
 /// A full or medium ACK, after the sender has folded its numbers into its estimates.
@@ -70,7 +72,10 @@ pub struct AckSample {
 pub struct LossSample {
     /// Extended sequence number of the first lost packet in the report.
     pub first_lost: u64,
-    /// Packets the report names.
+    /// Packets the report names that were not awaiting retransmission already: each is the
+    /// loss of a packet's last copy. The receiver re-reports a hole every RTO until it fills,
+    /// and a sender pacing slowly may not have resent it yet; counting those again read a
+    /// starved flow's loss rate as 100 %.
     pub lost: u64,
     /// Time from sending the packet that followed a reported gap (never a retransmitted one) to
     /// this report: a round trip, plus however long the report waited if it repeats an older one.

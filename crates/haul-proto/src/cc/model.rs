@@ -97,6 +97,18 @@ const QUEUE_SLACK: Duration = Duration::from_millis(2);
 /// A loss rate above this is congestion whatever the delay says (random loss is never this high
 /// on a path worth using).
 const MAX_RANDOM_LOSS: f64 = 0.2;
+/// Cruising rounds in a row with heavy loss (see [`MAX_RANDOM_LOSS`]) and no queue in sight after
+/// which the base RTT is suspect: a flow that started into a standing queue took the queue for
+/// path, sees none, and overflows the buffer that the flows who see the queue drain for it.
+/// Two, since a small flow's round of 50 packets at 10 % random loss loses a fifth in one round
+/// in forty.
+const SUSPECT_ROUNDS: u32 = 2;
+/// A base-RTT check sends almost nothing for one base RTT and this much more, so that the queue
+/// the others drain empties and this flow's next RTT samples see the path (BBR's ProbeRTT,
+/// started by the evidence instead of a timer).
+const BASE_CHECK_EXTRA: Duration = Duration::from_millis(200);
+/// Packets per base RTT a base-RTT check paces at.
+const BASE_CHECK_PACKETS: f64 = 4.0;
 /// Packets a round must send for its loss count to say more than chance (at 10 % random loss,
 /// 20 % of 50 packets is lost in about one round in forty, and costs one round at 0.75).
 const HEAVY_LOSS_PACKETS: u64 = 50;
@@ -107,7 +119,7 @@ const DELIVERY_CAP: f64 = 1.25;
 /// In startup the sender's own delivery sample counts only until the receiver's report for a
 /// round reaches this share of it (a UDT4 receiver's estimate starts at 16 packets per second).
 const WARM_REPORT: f64 = 0.5;
-/// …judged only on rounds that acknowledged this many packets: on a handful, both rates are noise
+/// …judged only on rounds that counted this many packets: on a handful, both rates are noise
 /// (a latch on the reference's first reports of 16 packets per second left startup crawling).
 const WARM_PACKETS: u64 = 16;
 /// Extra window, in time at the estimated rate, for holes awaiting retransmission: the cumulative
@@ -240,6 +252,10 @@ pub struct ModelRate {
     sent_a_round_ago: u64,
     sent_at_round_start: u64,
     largest_sent: u64,
+    /// Retransmissions so far, and at the start of this round (loss is counted against every
+    /// packet sent).
+    retransmitted: u64,
+    retransmitted_at_round_start: u64,
     /// New packets sent per second in the previous round (0 before one completed).
     sent_pps: f64,
     /// The receiver's delivery reports have been credible once (see [`WARM_REPORT`]).
@@ -252,6 +268,14 @@ pub struct ModelRate {
     window: u32,
     /// The sender ran out of data this round (see [`ModelRate::next_round`]).
     app_limited: bool,
+    /// Cruising rounds in a row with heavy loss and no queue seen (see [`SUSPECT_ROUNDS`]).
+    suspect_rounds: u32,
+    /// A base-RTT check runs until then (see [`BASE_CHECK_EXTRA`]); the round it ended in is
+    /// excused like an application-limited one.
+    base_check_until: Option<Instant>,
+    base_check_in_round: bool,
+    /// When the last base-RTT check began (one per [`MIN_RTT_LIFETIME`]).
+    last_base_check: Option<Instant>,
 }
 
 impl ModelRate {
@@ -293,12 +317,18 @@ impl ModelRate {
             sent_a_round_ago: init.isn,
             sent_at_round_start: init.isn,
             largest_sent: init.isn,
+            retransmitted: 0,
+            retransmitted_at_round_start: 0,
             sent_pps: 0.0,
             receiver_warm: false,
             lost_last_round: false,
             peer_window: f64::from(init.peer_flow_window),
             window: 0,
             app_limited: false,
+            suspect_rounds: 0,
+            base_check_until: None,
+            base_check_in_round: false,
+            last_base_check: None,
         };
         cc.window = cc.model_window();
         cc
@@ -328,6 +358,9 @@ impl ModelRate {
         } else {
             INITIAL_WINDOW * STARTUP_GAIN
         };
+        if self.base_check_until.is_some() {
+            return MIN_WINDOW as u32;
+        }
         window.clamp(MIN_WINDOW, u32::MAX as f64) as u32
     }
 
@@ -407,6 +440,11 @@ impl ModelRate {
             self.gain() * bw
         } else {
             initial
+        };
+        let rate = if self.base_check_until.is_some() {
+            rate.min(BASE_CHECK_PACKETS / self.base_rtt().as_secs_f64())
+        } else {
+            rate
         };
         let scale = match self.policy {
             Policy::Fair => 1.0,
@@ -512,6 +550,32 @@ impl ModelRate {
         }
     }
 
+    /// Whether a base-RTT check may begin at `now`: fair flows only, none running, and none in
+    /// the last [`MIN_RTT_LIFETIME`].
+    fn may_check_base(&self, now: Instant) -> bool {
+        self.policy == Policy::Fair
+            && self.base_check_until.is_none()
+            && self
+                .last_base_check
+                .is_none_or(|at| now.saturating_duration_since(at) >= MIN_RTT_LIFETIME)
+    }
+
+    fn begin_base_check(&mut self, now: Instant) {
+        tracing::debug!(base = ?self.base_rtt(), bw = self.bandwidth(), "heavy loss and no queue in sight: checking the base RTT");
+        self.suspect_rounds = 0;
+        self.last_base_check = Some(now);
+        self.base_check_until = Some(now + self.base_rtt() + BASE_CHECK_EXTRA);
+        self.base_check_in_round = true;
+    }
+
+    /// Ends a base-RTT check that has run its time.
+    fn end_base_check(&mut self, now: Instant) {
+        if self.base_check_until.is_some_and(|until| now >= until) {
+            tracing::debug!(base = ?self.base_rtt(), "base-RTT check ends");
+            self.base_check_until = None;
+        }
+    }
+
     /// Whether an RTT sits further above the base RTT than jitter explains: a queue.
     fn shows_queue(&self, sample: Duration) -> bool {
         let base = self.base_rtt();
@@ -591,7 +655,11 @@ impl ModelRate {
         }
         let app_limited = (std::mem::take(&mut self.app_limited)
             && self.queue_standing() != Some(true))
-            || holding_back;
+            || holding_back
+            || std::mem::replace(
+                &mut self.base_check_in_round,
+                self.base_check_until.is_some(),
+            );
         // In startup, the sender's own delivery sample too: what this round's ACKs acknowledged,
         // per second. A UDT4 receiver's estimator starts at one packet per second and needs a
         // few rounds to warm up. Later the receiver's reports alone count: when a hole fills, the
@@ -613,8 +681,14 @@ impl ModelRate {
                 // Time without data to send is in the round: a lower bound, nothing more.
                 *slot = slot.max(own);
             } else if self.phase == Phase::Startup && !self.receiver_warm {
-                // Only until the receiver's reports are warm (at least half of ours once).
-                self.receiver_warm = self.round_acked >= WARM_PACKETS && *slot >= own * WARM_REPORT;
+                // Only until the receiver's reports are warm (at least half of ours once), on
+                // a round that counted enough packets — by our ACKs or by its reports. Behind
+                // holes the cumulative ACK counts a handful while the receiver sees hundreds: a
+                // newcomer that lost most of its first rounds in a queue others kept full took
+                // 13 packets per second from its ACKs for its estimate, left start-up with it and
+                // starved (the simulator, four flows at 300 ms, seed 34 with jittered starts).
+                let counted = (self.round_acked as f64).max(*slot * elapsed);
+                self.receiver_warm = counted >= WARM_PACKETS as f64 && *slot >= own * WARM_REPORT;
                 if !self.receiver_warm {
                     *slot = own;
                 }
@@ -628,10 +702,18 @@ impl ModelRate {
             }
         }
         self.lost_last_round = self.round_lost > 0;
+        // New packets sent this round, and every packet sent (retransmissions too).
         let sent = self.largest_sent.saturating_sub(self.sent_at_round_start);
+        let sent_all = sent
+            + self
+                .retransmitted
+                .saturating_sub(self.retransmitted_at_round_start);
         if elapsed > 0.0 {
             // A round in which the sender ran dry (or sat idle between bursts) understates what
-            // it sends while it has data: that is the pacing rate.
+            // it sends while it has data: that is the pacing rate. New data only: a flow busy
+            // with repairs has its estimate held down, a response to loss that sharing needs
+            // (counting retransmissions too, four flows at 300 ms with jittered starts had a
+            // median Jain index of 0.77–0.78 in two sets of 48 seeds, against 0.86 without).
             let pps = sent as f64 / elapsed;
             self.sent_pps = if app_limited {
                 pps.max(self.pacing_pps())
@@ -640,6 +722,7 @@ impl ModelRate {
             };
             self.sent_a_round_ago = self.sent_at_round_start;
             self.sent_at_round_start = self.largest_sent;
+            self.retransmitted_at_round_start = self.retransmitted;
         }
         // Unknown counts as a queue: only rounds known to be quiet may excuse their losses.
         let standing = self.queue_standing();
@@ -660,12 +743,12 @@ impl ModelRate {
         // neither it nor the round before had a standing queue.
         let quiet = !queue && !self.queue_last_round;
         self.queue_last_round = queue;
-        if quiet && sent > 0 {
+        if quiet && sent_all > 0 {
             // Losses without a queue are random: they set the rate to correct for. Counted
             // against what was sent, not what was acknowledged: the cumulative ACK waits behind
             // holes and jumps, so a round may acknowledge nothing or ten rounds' worth.
             self.quiet_lost = LOSS_MEMORY * self.quiet_lost + self.round_lost as f64;
-            self.quiet_sent = LOSS_MEMORY * self.quiet_sent + sent as f64;
+            self.quiet_sent = LOSS_MEMORY * self.quiet_sent + sent_all as f64;
         }
         let loss_rate = self.loss_rate();
         if quiet && loss_rate < MAX_RANDOM_LOSS && !app_limited {
@@ -676,8 +759,8 @@ impl ModelRate {
         // that started into a standing queue took it for its base RTT and sees none; without
         // this it went on losing four packets in five while the flows that saw the queue
         // drained for it.
-        let heavy_loss =
-            sent >= HEAVY_LOSS_PACKETS && self.round_lost as f64 >= MAX_RANDOM_LOSS * sent as f64;
+        let heavy_loss = sent_all >= HEAVY_LOSS_PACKETS
+            && self.round_lost as f64 >= MAX_RANDOM_LOSS * sent_all as f64;
         self.round_lost = 0;
         self.round_acked = 0;
         self.round_jumped = false;
@@ -738,6 +821,14 @@ impl ModelRate {
                     // Draining needs a queue seen, not merely one not ruled out: without an RTT
                     // sample, draining every round would halve the rate every few rounds.
                     self.draining_queue = standing == Some(true) || heavy_loss;
+                    self.suspect_rounds = if heavy_loss && standing != Some(true) {
+                        self.suspect_rounds + 1
+                    } else {
+                        0
+                    };
+                    if self.suspect_rounds >= SUSPECT_ROUNDS && self.may_check_base(now) {
+                        self.begin_base_check(now);
+                    }
                     self.residual_queue = if queue {
                         Duration::ZERO
                     } else {
@@ -817,6 +908,7 @@ impl CongestionControl for ModelRate {
         self.round_min_rtt = Some(self.round_min_rtt.map_or(reported, |m| m.min(reported)));
         keep_minimum(&mut self.min_reported_rtt, now, reported);
         self.largest_sent = self.largest_sent.max(ack.path.largest_sent);
+        self.retransmitted = self.retransmitted.max(ack.path.retransmitted);
         if let Some(rate) = ack.delivery_rate.filter(|_| !self.holding_back()) {
             // As measured (within what was sent); the round's end decides on loss correction.
             // Cruising, a round counts the mean of its reports (see `steady`).
@@ -839,6 +931,7 @@ impl CongestionControl for ModelRate {
             self.approaching = true;
         }
         self.end_approach(now, ack.rtt_sample);
+        self.end_base_check(now);
         if now.saturating_duration_since(self.round_start) >= self.round_length() {
             self.next_round(now);
         }
@@ -1020,6 +1113,7 @@ mod tests {
             recv_rate: 0,
             capacity: 0,
             largest_sent: 0,
+            retransmitted: 0,
         }
     }
 
@@ -1465,6 +1559,54 @@ mod tests {
             "{}",
             cc.pacing_pps()
         );
+    }
+
+    #[test]
+    fn heavy_loss_without_a_queue_checks_the_base_rtt() {
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+        feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+        // 10 % lost, the RTT flat, for a long while: random loss, nothing to check.
+        feed(&mut cc, &mut t, 100, 9_000, 50, 50);
+        assert!(cc.last_base_check.is_none());
+        // 30 % lost round after round, the RTT flat: the base RTT may hold a queue.
+        let mut rounds = 0;
+        while cc.base_check_until.is_none() && rounds < 10 {
+            feed(&mut cc, &mut t, 1, 7_000, 50, 150);
+            rounds += 1;
+        }
+        assert!(
+            cc.base_check_until.is_some(),
+            "no check after {rounds} rounds"
+        );
+        assert!(cc.pacing_pps() <= BASE_CHECK_PACKETS / 0.05 + 1.0);
+        assert_eq!(cc.window(), MIN_WINDOW as u32);
+        // The queue the others drained is gone: the samples show the path's RTT.
+        feed(&mut cc, &mut t, 6, 1_000, 30, 0);
+        assert!(cc.base_check_until.is_none());
+        assert_eq!(cc.base_rtt(), Duration::from_millis(30));
+        // Once per lifetime of the minimum RTT, however heavy the loss.
+        feed(&mut cc, &mut t, 10, 7_000, 30, 150);
+        assert!(cc.base_check_until.is_none());
+    }
+
+    #[test]
+    fn a_start_up_behind_holes_takes_the_receivers_reports() {
+        // The cumulative ACK gains a packet per ACK behind holes while the receiver reports
+        // 5 000 packets per second arriving: the receiver's count is the one that measures.
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+        for _ in 0..4 * 6 {
+            t += Duration::from_millis(10);
+            let sent = cc.largest_sent + 60;
+            let a = AckSample {
+                newly_acked: 1,
+                ..ack(5_000, 50, sent)
+            };
+            cc.on_ack(t, &a);
+        }
+        assert!(cc.receiver_warm);
+        assert!(cc.bandwidth() >= 4_000.0, "{}", cc.bandwidth());
     }
 
     #[test]

@@ -1270,6 +1270,7 @@ impl Connection {
             recv_rate: self.recv_rate.get(),
             capacity: self.capacity.get(),
             largest_sent: self.send.next_seq().saturating_sub(1),
+            retransmitted: self.stats.packets_retransmitted,
         }
     }
 
@@ -1294,11 +1295,12 @@ impl Connection {
             count += end - start + 1;
         }
         let mut rtt_sample: Option<Duration> = None;
+        let mut newly_lost = 0;
         for range in list.iter() {
             let start = range.start.extend(first_unacked).unwrap_or(0);
             let end = start + range.start.offset_to(range.end) as u64;
             if end >= first_unacked {
-                self.snd_loss.insert(start.max(first_unacked), end, ());
+                newly_lost += self.snd_loss.insert(start.max(first_unacked), end, ());
             }
             // The receiver reports a gap the moment the packet after it arrives: the time since
             // that packet left is a round trip that no hole delays. Not so a re-report (the
@@ -1326,7 +1328,7 @@ impl Connection {
         }
         let sample = LossSample {
             first_lost: first_lost.unwrap_or(first_unacked),
-            lost: count,
+            lost: newly_lost,
             rtt_sample,
             path: self.path_estimate(),
         };
@@ -2214,6 +2216,80 @@ mod tests {
         let again = lose_and_send(&mut conn);
         assert_eq!((again.size, again.segment_size), (232, Some(116)), "two");
         assert_eq!(conn.stats().packets_retransmitted, 3);
+    }
+
+    /// Records the `lost` count of every loss report; paces at 1 µs.
+    #[derive(Debug, Default, Clone)]
+    struct LossRecorder(Arc<std::sync::Mutex<Vec<u64>>>);
+
+    impl CongestionControl for LossRecorder {
+        fn name(&self) -> &'static str {
+            "loss recorder"
+        }
+        fn on_ack(&mut self, _: Instant, _: &AckSample) {}
+        fn on_loss(&mut self, _: Instant, loss: &LossSample) {
+            self.0.lock().unwrap().push(loss.lost);
+        }
+        fn on_timeout(&mut self, _: Instant, _: &PathEstimate) {}
+        fn pacing_period(&self) -> Duration {
+            Duration::from_micros(1)
+        }
+        fn window(&self) -> u32 {
+            10_000
+        }
+    }
+
+    impl CongestionControlFactory for LossRecorder {
+        fn build(&self, _: &CcInit) -> Box<dyn CongestionControl> {
+            Box::new(self.clone())
+        }
+    }
+
+    #[test]
+    fn a_hole_reported_again_before_its_retransmission_is_no_new_loss() {
+        let recorder = LossRecorder::default();
+        let (mut conn, now) = established_with(ConnectionConfig {
+            congestion: Arc::new(recorder.clone()),
+            ..ConnectionConfig::default()
+        });
+        conn.write(&[0u8; 16 * 1456]).unwrap();
+        let mut buf = Vec::new();
+        let mut t = now;
+        while conn.stats().packets_sent < 16 {
+            t += Duration::from_micros(1);
+            conn.poll_transmit(t, &mut buf);
+        }
+        let now = t;
+        let isn = SeqNo::new(5).unwrap();
+        let ack = FullAck {
+            ack_no: AckNo::FIRST,
+            next_seq: isn.wrapping_add(4),
+            rtt_us: 1000,
+            rtt_var_us: 100,
+            avail_buf: 1000,
+            rates: None,
+        };
+        feed(&mut conn, now, Control::Ack(ack));
+        let mut words = [0u8; 8];
+        let holes = LossRange {
+            start: isn.wrapping_add(6),
+            end: isn.wrapping_add(8),
+        };
+        let len = LossList::write_range(holes, &mut words, 0).unwrap();
+        let nak = || LossList::parse(&words[..len]).unwrap();
+        // Reported, reported again before anything was resent, then again after the resend.
+        feed(&mut conn, now, Control::Nak(nak()));
+        feed(&mut conn, now, Control::Nak(nak()));
+        let later = now + SYN;
+        while conn.poll_transmit(later, &mut buf).is_some() {}
+        assert_eq!(conn.stats().packets_retransmitted, 3);
+        feed(&mut conn, later, Control::Nak(nak()));
+        assert_eq!(*recorder.0.lock().unwrap(), [3, 0, 3]);
+        assert_eq!(
+            conn.stats().packets_reported_lost,
+            9,
+            "the statistic counts reports"
+        );
     }
 
     fn feed(conn: &mut Connection, now: Instant, body: Control<'_>) {
