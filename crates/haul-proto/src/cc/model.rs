@@ -575,6 +575,7 @@ impl ModelRate {
         if self.base_check_until.is_some_and(|until| now >= until) {
             tracing::debug!(base = ?self.base_rtt(), "base-RTT check ends");
             self.base_check_until = None;
+            self.window = self.model_window();
         }
     }
 
@@ -942,6 +943,7 @@ impl CongestionControl for ModelRate {
 
     fn on_loss(&mut self, now: Instant, loss: &LossSample) {
         self.round_lost += loss.lost;
+        self.end_base_check(now);
         if let Some(rtt) = loss.rtt_sample {
             self.update_min_rtt(now, rtt);
         }
@@ -970,8 +972,10 @@ impl CongestionControl for ModelRate {
         self.window = self.model_window();
     }
 
-    fn on_timeout(&mut self, _now: Instant, _path: &PathEstimate) {
-        // Nothing to change: the rate and the phase stand. A timeout usually means a
+    fn on_timeout(&mut self, now: Instant, _path: &PathEstimate) {
+        // A base-RTT check whose few packets were all lost gets no ACK to end it.
+        self.end_base_check(now);
+        // Otherwise nothing to change: the rate and the phase stand. A timeout usually means a
         // retransmission was lost too while the window was full (at 10 % loss, one in ten), not
         // that the model is wrong; startup grows only on delivery reports, so a path that went
         // silent stops its growth by itself. (Ending startup here stopped a 1 Gbit/s, 10 ms,
@@ -1587,6 +1591,12 @@ mod tests {
         feed(&mut cc, &mut t, 6, 1_000, 30, 0);
         assert!(cc.base_check_until.is_none());
         assert_eq!(cc.base_rtt(), Duration::from_millis(30));
+        // A check that hears nothing back ends on the retransmission timer.
+        cc.begin_base_check(t);
+        t += Duration::from_secs(1);
+        cc.on_timeout(t, &path());
+        assert!(cc.base_check_until.is_none());
+        assert!(cc.window() > MIN_WINDOW as u32);
         // Once per lifetime of the minimum RTT, however heavy the loss.
         feed(&mut cc, &mut t, 10, 7_000, 30, 150);
         assert!(cc.base_check_until.is_none());
