@@ -272,12 +272,11 @@ pub struct ModelRate {
     app_limited: bool,
     /// Cruising rounds in a row with heavy loss and no queue seen (see [`SUSPECT_ROUNDS`]).
     suspect_rounds: u32,
-    /// A base-RTT check runs until then (see [`BASE_CHECK_EXTRA`]); the round it ended in is
-    /// excused like an application-limited one.
-    base_check_until: Option<Instant>,
-    base_check_in_round: bool,
-    /// When the last base-RTT check began (one per [`MIN_RTT_LIFETIME`]).
-    last_base_check: Option<Instant>,
+    /// A base-RTT check is running (see [`BASE_CHECK_EXTRA`]).
+    checking_base: bool,
+    /// When the last base-RTT check was due to end: rounds up to then are excused like
+    /// application-limited ones, and the next check waits [`MIN_RTT_LIFETIME`] from it.
+    base_check_end: Option<Instant>,
 }
 
 impl ModelRate {
@@ -328,9 +327,8 @@ impl ModelRate {
             window: 0,
             app_limited: false,
             suspect_rounds: 0,
-            base_check_until: None,
-            base_check_in_round: false,
-            last_base_check: None,
+            checking_base: false,
+            base_check_end: None,
         };
         cc.window = cc.model_window();
         cc
@@ -338,6 +336,9 @@ impl ModelRate {
 
     /// The window the model allows, packets: it changes only with a sample.
     fn model_window(&self) -> u32 {
+        if self.checking_base {
+            return MIN_WINDOW as u32;
+        }
         let bw = self.bandwidth();
         let rtt = (self.base_rtt() + ACK_INTERVAL).as_secs_f64();
         let window = if self.phase == Phase::Startup {
@@ -360,9 +361,6 @@ impl ModelRate {
         } else {
             INITIAL_WINDOW * STARTUP_GAIN
         };
-        if self.base_check_until.is_some() {
-            return MIN_WINDOW as u32;
-        }
         window.clamp(MIN_WINDOW, u32::MAX as f64) as u32
     }
 
@@ -443,7 +441,7 @@ impl ModelRate {
         } else {
             initial
         };
-        let rate = if self.base_check_until.is_some() {
+        let rate = if self.checking_base {
             rate.min(BASE_CHECK_PACKETS / self.base_rtt().as_secs_f64())
         } else {
             rate
@@ -552,29 +550,28 @@ impl ModelRate {
         }
     }
 
-    /// Whether a base-RTT check may begin at `now`: fair flows only, none running, and none in
-    /// the last [`MIN_RTT_LIFETIME`].
+    /// Whether a base-RTT check may begin at `now`: fair flows only, none running, and none
+    /// ended in the last [`MIN_RTT_LIFETIME`].
     fn may_check_base(&self, now: Instant) -> bool {
         self.policy == Policy::Fair
-            && self.base_check_until.is_none()
+            && !self.checking_base
             && self
-                .last_base_check
-                .is_none_or(|at| now.saturating_duration_since(at) >= MIN_RTT_LIFETIME)
+                .base_check_end
+                .is_none_or(|end| now.saturating_duration_since(end) >= MIN_RTT_LIFETIME)
     }
 
     fn begin_base_check(&mut self, now: Instant) {
         tracing::debug!(base = ?self.base_rtt(), bw = self.bandwidth(), "heavy loss and no queue in sight: checking the base RTT");
         self.suspect_rounds = 0;
-        self.last_base_check = Some(now);
-        self.base_check_until = Some(now + self.base_rtt() + BASE_CHECK_EXTRA);
-        self.base_check_in_round = true;
+        self.checking_base = true;
+        self.base_check_end = Some(now + self.base_rtt() + BASE_CHECK_EXTRA);
     }
 
     /// Ends a base-RTT check that has run its time.
     fn end_base_check(&mut self, now: Instant) {
-        if self.base_check_until.is_some_and(|until| now >= until) {
+        if self.checking_base && self.base_check_end.is_some_and(|end| now >= end) {
             tracing::debug!(base = ?self.base_rtt(), "base-RTT check ends");
-            self.base_check_until = None;
+            self.checking_base = false;
             self.window = self.model_window();
         }
     }
@@ -659,10 +656,9 @@ impl ModelRate {
         let app_limited = (std::mem::take(&mut self.app_limited)
             && self.queue_standing() != Some(true))
             || holding_back
-            || std::mem::replace(
-                &mut self.base_check_in_round,
-                self.base_check_until.is_some(),
-            );
+            || self
+                .base_check_end
+                .is_some_and(|end| end >= self.round_start);
         // In startup, the sender's own delivery sample too: what this round's ACKs acknowledged,
         // per second. A UDT4 receiver's estimator starts at one packet per second and needs a
         // few rounds to warm up. Later the receiver's reports alone count: when a hole fills, the
@@ -1574,32 +1570,29 @@ mod tests {
         feed(&mut cc, &mut t, 20, 10_000, 50, 0);
         // 10 % lost, the RTT flat, for a long while: random loss, nothing to check.
         feed(&mut cc, &mut t, 100, 9_000, 50, 50);
-        assert!(cc.last_base_check.is_none());
+        assert!(cc.base_check_end.is_none());
         // 30 % lost round after round, the RTT flat: the base RTT may hold a queue.
         let mut rounds = 0;
-        while cc.base_check_until.is_none() && rounds < 10 {
+        while !cc.checking_base && rounds < 10 {
             feed(&mut cc, &mut t, 1, 7_000, 50, 150);
             rounds += 1;
         }
-        assert!(
-            cc.base_check_until.is_some(),
-            "no check after {rounds} rounds"
-        );
+        assert!(cc.checking_base, "no check after {rounds} rounds");
         assert!(cc.pacing_pps() <= BASE_CHECK_PACKETS / 0.05 + 1.0);
         assert_eq!(cc.window(), MIN_WINDOW as u32);
         // The queue the others drained is gone: the samples show the path's RTT.
         feed(&mut cc, &mut t, 6, 1_000, 30, 0);
-        assert!(cc.base_check_until.is_none());
+        assert!(!cc.checking_base);
         assert_eq!(cc.base_rtt(), Duration::from_millis(30));
         // A check that hears nothing back ends on the retransmission timer.
         cc.begin_base_check(t);
         t += Duration::from_secs(1);
         cc.on_timeout(t, &path());
-        assert!(cc.base_check_until.is_none());
+        assert!(!cc.checking_base);
         assert!(cc.window() > MIN_WINDOW as u32);
         // Once per lifetime of the minimum RTT, however heavy the loss.
         feed(&mut cc, &mut t, 10, 7_000, 30, 150);
-        assert!(cc.base_check_until.is_none());
+        assert!(!cc.checking_base);
     }
 
     #[test]

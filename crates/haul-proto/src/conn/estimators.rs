@@ -1,5 +1,6 @@
 //! Receiver- and sender-side estimates, with the reference's formulas and start values.
 
+use crate::seq::SeqNo;
 use std::cmp::Ordering;
 use std::time::{Duration, Instant};
 
@@ -199,7 +200,7 @@ impl Default for TrainGauge {
 impl TrainGauge {
     fn on_arrival(&mut self, now: Instant, seq: u32, sent_us: u32) {
         if let Some(t) = self.current.as_mut() {
-            if sent_us == t.sent_us && seq == t.last_seq.wrapping_add(1) & SEQ_MASK {
+            if sent_us == t.sent_us && seq == t.last_seq.wrapping_add(1) & SeqNo::MAX {
                 match now.cmp(&t.last_at) {
                     Ordering::Equal => {
                         t.last_group += 1;
@@ -268,9 +269,6 @@ impl TrainGauge {
         Some((1_000_000_000 / u64::from(median)).min(u64::from(u32::MAX)) as u32)
     }
 }
-
-/// Sequence numbers on the wire have 31 bits.
-const SEQ_MASK: u32 = 0x7FFF_FFFF;
 
 /// The receiver's record of packet arrivals: receive rate and link capacity (packet trains, or
 /// pairs from a sender that sends no trains).

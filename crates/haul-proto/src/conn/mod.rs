@@ -2166,16 +2166,22 @@ mod tests {
         assert_eq!(t.segment_size, Some(1472));
     }
 
-    /// Paces at 1 µs and asks for repeated retransmissions.
-    #[derive(Debug)]
-    struct Repeating;
+    /// Paces at 1 µs with a window of 10 000, asks for repeated retransmissions or not, and
+    /// records the `lost` count of every loss report.
+    #[derive(Debug, Default, Clone)]
+    struct TestCc {
+        repeat: bool,
+        losses: Arc<std::sync::Mutex<Vec<u64>>>,
+    }
 
-    impl CongestionControl for Repeating {
+    impl CongestionControl for TestCc {
         fn name(&self) -> &'static str {
-            "repeating"
+            "test"
         }
         fn on_ack(&mut self, _: Instant, _: &AckSample) {}
-        fn on_loss(&mut self, _: Instant, _: &LossSample) {}
+        fn on_loss(&mut self, _: Instant, loss: &LossSample) {
+            self.losses.lock().unwrap().push(loss.lost);
+        }
         fn on_timeout(&mut self, _: Instant, _: &PathEstimate) {}
         fn pacing_period(&self) -> Duration {
             Duration::from_micros(1)
@@ -2184,20 +2190,23 @@ mod tests {
             10_000
         }
         fn repeat_retransmissions(&self) -> bool {
-            true
+            self.repeat
         }
     }
 
-    impl CongestionControlFactory for Repeating {
+    impl CongestionControlFactory for TestCc {
         fn build(&self, _: &CcInit) -> Box<dyn CongestionControl> {
-            Box::new(Repeating)
+            Box::new(self.clone())
         }
     }
 
     #[test]
     fn a_retransmission_lost_again_goes_twice_when_the_controller_asks() {
         let (mut conn, now) = established_with(ConnectionConfig {
-            congestion: Arc::new(Repeating),
+            congestion: Arc::new(TestCc {
+                repeat: true,
+                ..TestCc::default()
+            }),
             ..ConnectionConfig::default()
         });
         conn.write(&[1; 100]).unwrap();
@@ -2218,36 +2227,9 @@ mod tests {
         assert_eq!(conn.stats().packets_retransmitted, 3);
     }
 
-    /// Records the `lost` count of every loss report; paces at 1 µs.
-    #[derive(Debug, Default, Clone)]
-    struct LossRecorder(Arc<std::sync::Mutex<Vec<u64>>>);
-
-    impl CongestionControl for LossRecorder {
-        fn name(&self) -> &'static str {
-            "loss recorder"
-        }
-        fn on_ack(&mut self, _: Instant, _: &AckSample) {}
-        fn on_loss(&mut self, _: Instant, loss: &LossSample) {
-            self.0.lock().unwrap().push(loss.lost);
-        }
-        fn on_timeout(&mut self, _: Instant, _: &PathEstimate) {}
-        fn pacing_period(&self) -> Duration {
-            Duration::from_micros(1)
-        }
-        fn window(&self) -> u32 {
-            10_000
-        }
-    }
-
-    impl CongestionControlFactory for LossRecorder {
-        fn build(&self, _: &CcInit) -> Box<dyn CongestionControl> {
-            Box::new(self.clone())
-        }
-    }
-
     #[test]
     fn a_hole_reported_again_before_its_retransmission_is_no_new_loss() {
-        let recorder = LossRecorder::default();
+        let recorder = TestCc::default();
         let (mut conn, now) = established_with(ConnectionConfig {
             congestion: Arc::new(recorder.clone()),
             ..ConnectionConfig::default()
@@ -2284,7 +2266,7 @@ mod tests {
         while conn.poll_transmit(later, &mut buf).is_some() {}
         assert_eq!(conn.stats().packets_retransmitted, 3);
         feed(&mut conn, later, Control::Nak(nak()));
-        assert_eq!(*recorder.0.lock().unwrap(), [3, 0, 3]);
+        assert_eq!(*recorder.losses.lock().unwrap(), [3, 0, 3]);
         assert_eq!(
             conn.stats().packets_reported_lost,
             9,
