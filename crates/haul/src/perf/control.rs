@@ -64,14 +64,14 @@ impl Params {
         let total = self.seconds + f64::from(self.omit);
         if !(self.seconds > 0.0 && total <= MAX_TEST_SECONDS) {
             return Err(format!(
-                "a test of {} s (plus {} s omitted) is not one this side runs: the time must be \
-                 above 0 and, omitted seconds included, at most {MAX_TEST_SECONDS} s",
+                "a test of --time {:?} s with --omit {} s is out of range: --time must be above 0, \
+                 and --time plus --omit at most {MAX_TEST_SECONDS} s (a day)",
                 self.seconds, self.omit
             ));
         }
         if !(1..=MAX_PARALLEL).contains(&self.parallel) {
             return Err(format!(
-                "{} parallel connections asked; 1 to {MAX_PARALLEL} are allowed",
+                "--parallel {} is out of range: 1 to {MAX_PARALLEL} connections are allowed",
                 self.parallel
             ));
         }

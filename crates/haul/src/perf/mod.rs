@@ -255,9 +255,7 @@ fn client(args: &PerfArgs, host: &str) -> Result<()> {
         copy: args.copy,
         omit: args.omit,
     };
-    params
-        .check()
-        .map_err(|e| anyhow!("{e} (--time, --omit, --parallel)"))?;
+    params.check().map_err(|e| anyhow!(e))?;
     let target = resolve(host, args.port)?;
     let control_stream = TcpStream::connect_timeout(&target, Duration::from_secs(5)).map_err(|e| {
         anyhow!("cannot reach a haul perf server at {target}: {e} (is `haul perf --server` running there?)")
