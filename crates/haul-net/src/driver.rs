@@ -1,26 +1,22 @@
 //! The endpoint: one socket, its connections, and the I/O thread that drives them.
 
-use crate::recv_pool::RecvPool;
-use crate::socket::{IoScratch, Offloads, Outgoing, UdpSocket, BATCH, MAX_SEND};
+use crate::socket::{Offloads, UdpSocket, BATCH, MAX_SEND};
 use crate::stream::Stream;
-use bytes::Bytes;
+use crate::turn::{turn, Outbox, SocketReader, IDLE_POLL};
+use crate::wake::{poll, IoTurn, ReaderClaim, Waker};
 use haul_proto::secure::PresharedKey;
-use haul_proto::{CloseReason, Connection, ConnectionConfig, DatagramEvent, EndpointConfig, Piece};
+use haul_proto::{CloseReason, Connection, ConnectionConfig, EndpointConfig};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::VecDeque;
 use std::io;
-use std::io::IoSlice;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 use thiserror::Error;
 
-/// Longest the I/O thread sleeps without a timer.
-const IDLE_POLL: Duration = Duration::from_millis(100);
-/// Shortest sleep: deadlines closer than this are served in a burst instead of a wake-up each.
-/// At 10 Gbit/s 100 µs is ~85 packets, two GSO batches.
-const PACING_QUANTUM: Duration = Duration::from_micros(100);
+/// How long the I/O thread waits for a reader that holds the socket's receiving state but has
+/// not claimed it yet (it does so at once).
+const HANDOVER: Duration = Duration::from_micros(20);
 
 /// Settings of an endpoint.
 #[derive(Debug, Clone)]
@@ -123,24 +119,32 @@ pub enum NetError {
 /// State shared by the I/O thread and the application's handles.
 pub(crate) struct Shared {
     pub(crate) inner: Mutex<Inner>,
-    pub(crate) cond: Condvar,
-    socket: UdpSocket,
-    waker: EventFd,
-    /// The last [`Inner::round`] whose transmits the kernel has taken.
-    sent_round: AtomicU64,
+    cond: Condvar,
+    pub(crate) socket: UdpSocket,
+    /// Wakes the I/O thread.
+    waker: Waker,
+    /// Reading the socket: held by the thread that does (the I/O thread, or a reader).
+    reader: Mutex<SocketReader>,
+    /// Whether a reader has the socket, and for how long.
+    claim: ReaderClaim,
+    /// Wakes a reader that waits on the socket (for events that come from elsewhere).
+    reader_waker: Waker,
+    /// Turns whose transmits are gathered and not yet in the kernel's hands.
+    unsent: Mutex<Vec<u64>>,
 }
 
 pub(crate) struct Inner {
-    endpoint: haul_proto::Endpoint,
+    pub(crate) endpoint: haul_proto::Endpoint,
     /// By local id (ids the endpoint chose: a fast non-keyed hash is safe).
     pub(crate) conns: FxHashMap<u32, Connection>,
-    accept_queue: VecDeque<u32>,
+    pub(crate) accept_queue: VecDeque<u32>,
     /// Connections whose application handle is gone: removed once drained.
-    released: FxHashSet<u32>,
+    pub(crate) released: FxHashSet<u32>,
     listen: bool,
-    /// The I/O thread's turns under the lock: transmits gathered in turn `n` are sent once
-    /// [`Shared::sent_round`] reaches `n`.
-    round: u64,
+    /// Turns taken under the lock (by the I/O thread or a reader), numbered.
+    pub(crate) round: u64,
+    /// Readers waiting on the condition variable for data.
+    readers_waiting: usize,
 }
 
 impl Shared {
@@ -153,14 +157,44 @@ impl Shared {
         self.waker.signal();
     }
 
+    /// Wakes every blocked application call (after events), and a reader waiting on the socket
+    /// unless the events come from its own turn.
+    pub(crate) fn notify(&self, by_reader: bool) {
+        self.cond.notify_all();
+        if !by_reader && self.claim.driving() {
+            self.reader_waker.signal();
+        }
+    }
+
+    /// Turn `round` gathered transmits (under the lock): [`Shared::wait_sent`] waits for them.
+    pub(crate) fn sending(&self, round: u64) -> u64 {
+        self.unsent
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(round);
+        round
+    }
+
+    /// Turn `round`'s transmits are in the kernel's hands.
+    pub(crate) fn sent(&self, round: u64) {
+        self.unsent
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|&r| r != round);
+    }
+
     /// Lets go of the lock and waits until everything gathered so far (packets the
-    /// connections count as sent) is in the kernel's hands: the I/O thread sends without the
-    /// lock, a moment after gathering. At most `timeout`.
+    /// connections count as sent) is in the kernel's hands: turns send without the lock, a
+    /// moment after gathering. At most `timeout`.
     pub(crate) fn wait_sent(&self, guard: MutexGuard<'_, Inner>, timeout: Duration) {
         let round = guard.round;
         drop(guard);
         let deadline = Instant::now() + timeout;
-        while self.sent_round.load(Ordering::Acquire) < round && Instant::now() < deadline {
+        let pending = || {
+            let unsent = self.unsent.lock().unwrap_or_else(|e| e.into_inner());
+            unsent.iter().any(|&r| r <= round)
+        };
+        while pending() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_micros(50));
         }
     }
@@ -174,6 +208,55 @@ impl Shared {
         match self.cond.wait_timeout(guard, timeout) {
             Ok((g, _)) => g,
             Err(e) => e.into_inner().0,
+        }
+    }
+
+    /// A read found nothing (under `guard`): receives for it, reading the socket in this
+    /// thread if no other thread does (a turn, then a sleep on the socket if the turn brought
+    /// nothing), or else waits for whoever does. Returns for the read to look again; at most
+    /// until `deadline`.
+    pub(crate) fn wait_readable<'a>(
+        &'a self,
+        mut guard: MutexGuard<'a, Inner>,
+        deadline: Option<Instant>,
+    ) -> MutexGuard<'a, Inner> {
+        let now = Instant::now();
+        let timeout = deadline.map_or(IDLE_POLL, |d| {
+            d.saturating_duration_since(now).min(IDLE_POLL)
+        });
+        let Some(mut reader) = self.try_reader() else {
+            guard.readers_waiting += 1;
+            let mut guard = self.wait(guard, timeout);
+            guard.readers_waiting -= 1;
+            return guard;
+        };
+        self.claim.drive();
+        drop(guard);
+        let SocketReader { inbox, outbox } = &mut *reader;
+        if turn(self, Some(inbox), outbox, true).received == 0 {
+            // Timers are the I/O thread's: this thread waits for packets and events only.
+            poll(Some(self.socket.raw_fd()), &self.reader_waker, timeout);
+            turn(self, Some(inbox), outbox, true);
+        }
+        if self.claim.let_go(Instant::now()) {
+            self.wake();
+        }
+        drop(reader);
+        let guard = self.lock();
+        if guard.readers_waiting > 0 {
+            // One of them reads the socket next, if this reader does not come back.
+            self.cond.notify_all();
+        }
+        guard
+    }
+
+    /// The socket's receiving state, unless another thread reads the socket now.
+    fn try_reader(&self) -> Option<MutexGuard<'_, SocketReader>> {
+        match self.reader.try_lock() {
+            Ok(guard) => Some(guard),
+            // A panic elsewhere left it between turns: it is still consistent.
+            Err(TryLockError::Poisoned(e)) => Some(e.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
         }
     }
 
@@ -215,11 +298,15 @@ impl Endpoint {
                 released: FxHashSet::default(),
                 listen: config.listen,
                 round: 0,
+                readers_waiting: 0,
             }),
             cond: Condvar::new(),
             socket,
-            waker: EventFd::new()?,
-            sent_round: AtomicU64::new(0),
+            waker: Waker::new()?,
+            reader: Mutex::new(SocketReader::default()),
+            claim: ReaderClaim::new(Instant::now()),
+            reader_waker: Waker::new()?,
+            unsent: Mutex::new(Vec::new()),
         });
         let io = Arc::clone(&shared);
         std::thread::Builder::new()
@@ -323,301 +410,40 @@ impl Drop for Endpoint {
     }
 }
 
-/// Transmits gathered under the lock: headers and control packets in `buf`, data payloads as
-/// parts of their connections' send buffers (shared, not copied), then sent by one
-/// scatter-gather batch after the lock is let go, so that the kernel's copy of the payloads
-/// (the only one) runs while the application may write more.
-#[derive(Default)]
-struct TxQueue {
-    buf: Vec<u8>,
-    /// Every transmit's pieces, in order.
-    pieces: Vec<TxPiece>,
-    /// Every transmit, its slices indexing `pieces`.
-    transmits: Vec<Outgoing>,
-    /// Scratch for one transmit's pieces as the connection gives them.
-    gathered: Vec<Piece>,
-    /// Send-buffer chunks the payloads are cut from, one reference each for the whole batch.
-    chunks: Vec<Bytes>,
-}
-
-/// Part of a datagram to send.
-enum TxPiece {
-    /// `len` bytes at `start` of [`TxQueue::buf`].
-    Buf { start: usize, len: usize },
-    /// Payload bytes: `len` bytes at `start` of [`TxQueue::chunks`]`[chunk]`.
-    Shared {
-        chunk: usize,
-        start: usize,
-        len: usize,
-    },
-}
-
-impl TxQueue {
-    fn clear(&mut self) {
-        self.buf.clear();
-        self.pieces.clear();
-        self.transmits.clear();
-        self.chunks.clear();
-    }
-
-    /// Appends everything `conn` wants to send now.
-    fn gather(&mut self, conn: &mut Connection, now: Instant) {
-        loop {
-            self.gathered.clear();
-            let Some(t) = conn.poll_transmit_gather(now, &mut self.buf, &mut self.gathered) else {
-                return;
-            };
-            let first = self.pieces.len();
-            for piece in &self.gathered {
-                match *piece {
-                    Piece::Buf { start, len } => self.pieces.push(TxPiece::Buf { start, len }),
-                    Piece::Sent { offset, len } => {
-                        let (chunks, pieces) = (&mut self.chunks, &mut self.pieces);
-                        // Always held: the connection cut these bytes a moment ago.
-                        conn.sent_payload(offset, len, |chunk, range| {
-                            // Consecutive packets come from the same chunk: one reference
-                            // for all of them.
-                            let held = chunks.last().is_some_and(|c| {
-                                c.as_ptr() == chunk.as_ptr() && c.len() == chunk.len()
-                            });
-                            if !held {
-                                chunks.push(chunk.clone());
-                            }
-                            pieces.push(TxPiece::Shared {
-                                chunk: chunks.len() - 1,
-                                start: range.start,
-                                len: range.len(),
-                            });
-                        });
-                    }
-                }
-            }
-            self.transmits.push(Outgoing {
-                dest: t.destination,
-                slices: first..self.pieces.len(),
-                segment: t.segment_size,
-            });
-        }
-    }
-
-    /// Queues a datagram the endpoint answered itself (its bytes at `start..` of `buf`).
-    fn push_response(&mut self, dest: SocketAddr, start: usize) {
-        let first = self.pieces.len();
-        let len = self.buf.len() - start;
-        self.pieces.push(TxPiece::Buf { start, len });
-        self.transmits.push(Outgoing {
-            dest,
-            slices: first..first + 1,
-            segment: None,
-        });
-    }
-
-    /// Sends every gathered transmit.
-    fn send(&self, socket: &UdpSocket, io: &mut IoScratch) {
-        if self.transmits.is_empty() {
-            return;
-        }
-        let slices: Vec<IoSlice<'_>> = self
-            .pieces
-            .iter()
-            .map(|piece| match piece {
-                TxPiece::Buf { start, len } => IoSlice::new(&self.buf[*start..*start + *len]),
-                TxPiece::Shared { chunk, start, len } => {
-                    IoSlice::new(&self.chunks[*chunk][*start..*start + *len])
-                }
-            })
-            .collect();
-        if let Err(e) = socket.send_all(&slices, &self.transmits, io) {
-            tracing::debug!("send: {e}");
-        }
-    }
-}
-
-/// The I/O thread: receive a batch, then (under the lock) dispatch it, run timers and gather
-/// transmits, then (without it) send them and sleep until the next event.
+/// The I/O thread: takes turns (reading the socket unless a reader does), then sleeps until the
+/// next packet, timer or wake-up.
 fn io_loop(shared: Arc<Shared>) {
-    let mut pool = RecvPool::default();
-    let mut received = Vec::with_capacity(BATCH);
-    let mut datagrams: Vec<(SocketAddr, Bytes, Option<usize>)> = Vec::with_capacity(BATCH);
-    let mut tx = TxQueue::default();
-    let mut scratch = Vec::new();
-    let mut io = IoScratch::default();
+    let mut out = Outbox::default();
     loop {
-        match shared.socket.recv_many(&mut pool, &mut received, &mut io) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => received.clear(),
-            Err(e) => {
-                // ICMP errors (port unreachable) surface here; the protocol's timers decide
-                // when a peer is gone.
-                tracing::trace!("recv: {e}");
-                received.clear();
-            }
-        }
-        // Outside the lock: only small messages are copied here (see RecvPool).
-        datagrams.clear();
-        datagrams.extend(
-            received
-                .iter()
-                .enumerate()
-                .map(|(i, r)| (r.from, pool.take(i, r.len), r.segment)),
-        );
-        let (timeout, exit, round, notify) = {
-            let mut guard = shared.lock();
-            let inner = &mut *guard;
-            inner.round += 1;
-            let now = Instant::now();
-            for (from, message, segment) in &datagrams {
-                let step = segment.unwrap_or(message.len()).max(1);
-                for start in (0..message.len()).step_by(step) {
-                    let range = start..(start + step).min(message.len());
-                    dispatch(inner, now, *from, message, range, &mut scratch, &mut tx);
-                }
-            }
-            let now = Instant::now();
-            let mut notify = false;
-            for conn in inner.conns.values_mut() {
-                if conn.poll_timeout().is_some_and(|t| t <= now) {
-                    conn.handle_timeout(now);
-                }
-                tx.gather(conn, now);
-                // Blocked application calls wait for exactly these events.
-                while conn.poll_event().is_some() {
-                    notify = true;
-                }
-            }
-            reap(inner);
-            notify |= !inner.accept_queue.is_empty();
-            let exit = Arc::strong_count(&shared) == 1 && inner.conns.is_empty();
-            let next = inner.conns.values().filter_map(|c| c.poll_timeout()).min();
-            let timeout = next.map_or(IDLE_POLL, |t| t.saturating_duration_since(now));
-            (
-                timeout.clamp(PACING_QUANTUM, IDLE_POLL),
-                exit,
-                inner.round,
-                notify,
-            )
+        let mut reader = if shared.claim.io_may_read(Instant::now()) {
+            shared.try_reader()
+        } else {
+            None
         };
-        // After letting go of the lock: a thread woken under it would wait for it at once.
-        if notify {
-            shared.cond.notify_all();
-        }
-        tx.send(&shared.socket, &mut io);
-        tx.clear();
-        shared.sent_round.store(round, Ordering::Release);
-        if exit {
+        let end = turn(
+            &shared,
+            reader.as_mut().map(|r| &mut r.inbox),
+            &mut out,
+            false,
+        );
+        let reading = reader.is_some();
+        drop(reader);
+        // Once the last handle is gone nobody can open another connection.
+        if end.no_connections && Arc::strong_count(&shared) == 1 {
             return;
         }
-        // More may be waiting already: only sleep when the last receive came back short.
-        if received.len() < BATCH {
-            poll(shared.socket.raw_fd(), &shared.waker, timeout);
-        }
-    }
-}
-
-/// Routes one datagram, `message[range]`: to its connection, to the endpoint's answers, or to
-/// the accept queue.
-fn dispatch(
-    inner: &mut Inner,
-    now: Instant,
-    from: SocketAddr,
-    message: &Bytes,
-    range: std::ops::Range<usize>,
-    scratch: &mut Vec<u8>,
-    tx: &mut TxQueue,
-) {
-    match inner
-        .endpoint
-        .handle(now, from, &message[range.clone()], scratch)
-    {
-        Some(DatagramEvent::Connection(id)) => {
-            if let Some(conn) = inner.conns.get_mut(&id) {
-                conn.handle_datagram_in(now, from, message, range);
+        if reading {
+            // More may be waiting already: only sleep when the last receive came back short.
+            if end.received < BATCH {
+                poll(Some(shared.socket.raw_fd()), &shared.waker, end.timeout);
             }
+            continue;
         }
-        Some(DatagramEvent::NewConnection(id, conn)) => {
-            inner.conns.insert(id, *conn);
-            inner.accept_queue.push_back(id);
+        match shared.claim.io_turn(Instant::now()) {
+            // A reader is about to claim the socket.
+            IoTurn::Read => poll(None, &shared.waker, HANDOVER),
+            IoTurn::LeaveFor(lease) => poll(None, &shared.waker, end.timeout.min(lease)),
+            IoTurn::LeaveUntilWoken => poll(None, &shared.waker, end.timeout),
         }
-        Some(DatagramEvent::Response(t)) => {
-            let start = tx.buf.len();
-            tx.buf.extend_from_slice(&scratch[..t.size]);
-            tx.push_response(t.destination, start);
-        }
-        None => {}
-    }
-}
-
-/// Drops connections that ended, sent everything, and have no application handle.
-fn reap(inner: &mut Inner) {
-    let done: Vec<u32> = inner
-        .released
-        .iter()
-        .copied()
-        .filter(|id| inner.conns.get(id).is_none_or(|c| c.is_drained()))
-        .collect();
-    for id in done {
-        inner.released.remove(&id);
-        inner.conns.remove(&id);
-        inner.endpoint.forget(id);
-    }
-}
-
-/// Sleeps until the socket is readable, the waker fires, or `timeout` passes (µs precision).
-fn poll(socket: i32, waker: &EventFd, timeout: Duration) {
-    let mut fds = [
-        libc::pollfd {
-            fd: socket,
-            events: libc::POLLIN,
-            revents: 0,
-        },
-        libc::pollfd {
-            fd: waker.fd,
-            events: libc::POLLIN,
-            revents: 0,
-        },
-    ];
-    let ts = libc::timespec {
-        tv_sec: timeout.as_secs() as libc::time_t,
-        tv_nsec: timeout.subsec_nanos() as libc::c_long,
-    };
-    // SAFETY: fds and ts are live for the call; no signal mask is changed.
-    unsafe { libc::ppoll(fds.as_mut_ptr(), 2, &ts, std::ptr::null()) };
-    if fds[1].revents & libc::POLLIN != 0 {
-        waker.clear();
-    }
-}
-
-/// A Linux eventfd used to wake the I/O thread.
-struct EventFd {
-    fd: i32,
-}
-
-impl EventFd {
-    fn new() -> io::Result<Self> {
-        // SAFETY: plain system call.
-        let fd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(Self { fd })
-    }
-
-    fn signal(&self) {
-        let one: u64 = 1;
-        // SAFETY: writes 8 bytes from a live u64.
-        unsafe { libc::write(self.fd, &one as *const u64 as *const libc::c_void, 8) };
-    }
-
-    fn clear(&self) {
-        let mut value: u64 = 0;
-        // SAFETY: reads 8 bytes into a live u64.
-        unsafe { libc::read(self.fd, &mut value as *mut u64 as *mut libc::c_void, 8) };
-    }
-}
-
-impl Drop for EventFd {
-    fn drop(&mut self) {
-        // SAFETY: closes a descriptor this struct owns.
-        unsafe { libc::close(self.fd) };
     }
 }

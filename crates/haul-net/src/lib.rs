@@ -78,6 +78,8 @@ mod driver;
 mod recv_pool;
 mod socket;
 mod stream;
+mod turn;
+mod wake;
 
 pub use bytes::Bytes;
 pub use driver::{Endpoint, Listener, NetConfig, NetError};

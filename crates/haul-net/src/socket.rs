@@ -322,7 +322,7 @@ impl UdpSocket {
 }
 
 /// Buffers reused by every `sendmmsg`/`recvmmsg` call, so that the I/O path allocates nothing
-/// once warm. Owned by the one thread that does the socket's I/O.
+/// once warm. Used by one thread at a time.
 #[derive(Default)]
 pub struct IoScratch {
     messages: Vec<Message>,
@@ -330,6 +330,11 @@ pub struct IoScratch {
     send_iovs: Vec<libc::iovec>,
     mmsg: MmsgBuffers,
 }
+
+// SAFETY: the raw pointers in these buffers are written afresh before every system call and
+// read only during it, by the thread that makes the call: moving the buffers to another thread
+// between calls (a reader that takes the socket's turn) moves no live borrow.
+unsafe impl Send for IoScratch {}
 
 #[derive(Default)]
 struct MmsgBuffers {

@@ -152,7 +152,7 @@ impl Stream {
         in_order: bool,
     ) -> io::Result<()> {
         let shared = &self.shared;
-        self.blocking(self.write_timeout, "send_msg", gone_for_writes, |conn| {
+        self.blocking(self.write_timeout, Call::SendMsg, gone_for_writes, |conn| {
             let was_idle = !conn.has_unsent_data();
             conn.send_msg(Instant::now(), msg, ttl, in_order)?;
             if was_idle {
@@ -176,7 +176,7 @@ impl Stream {
             let mut taken = std::mem::take(&mut self.taken);
             let result = self.blocking(
                 self.read_timeout,
-                "read",
+                Call::Read,
                 || Ok(()),
                 |conn| {
                     let mut bytes = 0;
@@ -226,7 +226,7 @@ impl Stream {
         mut write: impl FnMut(&mut Connection) -> Result<usize, StreamError>,
     ) -> io::Result<usize> {
         let shared = &self.shared;
-        self.blocking(self.write_timeout, "write", gone_for_writes, |conn| {
+        self.blocking(self.write_timeout, Call::Write, gone_for_writes, |conn| {
             let was_idle = !conn.has_unsent_data();
             let n = write(conn)?;
             if was_idle {
@@ -241,19 +241,20 @@ impl Stream {
     pub fn recv_msg(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         self.blocking(
             self.read_timeout,
-            "recv_msg",
+            Call::RecvMsg,
             || Ok(0),
             |conn| conn.recv_msg(buf),
         )
     }
 
     /// Runs `op` on the connection until it stops answering `Blocked`, sleeping in between
-    /// (woken by the I/O thread's events); `TimedOut` after `timeout`; `gone()` once the
-    /// connection no longer exists.
+    /// (woken by the events of whoever drives the endpoint; a read waiting for data receives
+    /// for itself if no other thread does: `Shared::wait_readable`); `TimedOut` after
+    /// `timeout`; `gone()` once the connection no longer exists.
     fn blocking<T>(
         &self,
         timeout: Option<Duration>,
-        what: &'static str,
+        call: Call,
         gone: fn() -> io::Result<T>,
         mut op: impl FnMut(&mut Connection) -> Result<T, StreamError>,
     ) -> io::Result<T> {
@@ -270,10 +271,14 @@ impl Stream {
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return Err(io::Error::new(
                     io::ErrorKind::TimedOut,
-                    format!("{what} timed out"),
+                    format!("{} timed out", call.name()),
                 ));
             }
-            inner = self.shared.wait(inner, WAIT_SLICE);
+            inner = if matches!(call, Call::Read | Call::RecvMsg) {
+                self.shared.wait_readable(inner, deadline)
+            } else {
+                self.shared.wait(inner, WAIT_SLICE)
+            };
         }
     }
 
@@ -342,6 +347,26 @@ impl Stream {
                 }
                 _ => inner = self.shared.wait(inner, WAIT_SLICE),
             }
+        }
+    }
+}
+
+/// A blocking call of a [`Stream`].
+#[derive(Clone, Copy)]
+enum Call {
+    Read,
+    RecvMsg,
+    Write,
+    SendMsg,
+}
+
+impl Call {
+    fn name(self) -> &'static str {
+        match self {
+            Call::Read => "read",
+            Call::RecvMsg => "recv_msg",
+            Call::Write => "write",
+            Call::SendMsg => "send_msg",
         }
     }
 }
@@ -425,7 +450,7 @@ impl io::Read for Stream {
         let len = buf.len().min(COPY_SLICE);
         self.blocking(
             self.read_timeout,
-            "read",
+            Call::Read,
             || Ok(0),
             |conn| conn.read(&mut buf[..len]),
         )
