@@ -119,6 +119,44 @@ fn stream_is_byte_exact_with_offloads_forced_off() {
     assert_eq!(sent, received);
 }
 
+/// A reader that read (and so took the socket's turns itself) and then stops reading leaves
+/// the socket to the I/O thread: what the peer sends is still acknowledged, and this side's
+/// own writes are too.
+#[test]
+fn a_reader_that_stops_reading_leaves_the_socket_to_the_io_thread() {
+    let (server, client) = pair(Offloads {
+        gso: true,
+        gro: true,
+    });
+    let mut out = client.connect(server.local_addr()).unwrap();
+    let mut incoming = server.accept().unwrap();
+    incoming.set_read_timeout(Some(Duration::from_secs(10)));
+    out.write_all(b"ping").unwrap();
+    let mut ping = [0u8; 4];
+    incoming.read_exact(&mut ping).unwrap();
+    assert_eq!(&ping, b"ping");
+    // Nobody reads `incoming` from here on.
+    let (done, finished) = std::sync::mpsc::channel();
+    let writer = thread::spawn(move || {
+        out.write_all(&vec![5u8; 1 << 20]).unwrap();
+        out.wait_flushed().unwrap();
+        done.send(()).unwrap();
+        out
+    });
+    finished
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the peer acknowledged 1 MiB it has not read yet");
+    let mut out = writer.join().unwrap();
+    incoming.write_all(b"pong").unwrap();
+    incoming.wait_flushed().unwrap();
+    let mut pong = [0u8; 4];
+    out.read_exact(&mut pong).unwrap();
+    assert_eq!(&pong, b"pong");
+    let mut rest = vec![0u8; 1 << 20];
+    incoming.read_exact(&mut rest).unwrap();
+    assert!(rest.iter().all(|&b| b == 5));
+}
+
 /// The zero-copy calls: owned writes of every size (short ones are copied, long ones kept)
 /// mixed with copying writes, and chunk reads mixed with copying reads.
 #[test]
