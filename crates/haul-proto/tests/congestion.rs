@@ -48,6 +48,7 @@ fn run_with(
     loss: f64,
     secs: u64,
 ) -> Run {
+    log_from_env();
     let rtt = Duration::from_millis(rtt_ms);
     let mut sim: Simulation<Host> = Simulation::new(seed);
     let now = sim.now();
@@ -712,6 +713,7 @@ fn fairness_across_seeds() {
 /// 200 kbit/s for 2.6 s, long after the link was back — a queue no router keeps, and all the
 /// "idle link after a stall" that an earlier version of this test saw for 1.5 s.
 fn recovery_after_a_stall(rate: u64, rtt_ms: u64, seed: u64, halves: usize) -> Vec<f64> {
+    log_from_env();
     let rtt = Duration::from_millis(rtt_ms);
     let mut sim: Simulation<Host> = Simulation::new(seed);
     let now = sim.now();

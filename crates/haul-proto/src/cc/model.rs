@@ -879,6 +879,10 @@ impl ModelRate {
         self.round_start = now;
         tracing::trace!(
             phase = ?self.phase,
+            gain = self.gain(),
+            cycle = self.cycle,
+            draining = self.draining_queue,
+            residual = ?self.residual_queue,
             bw_pps = self.bandwidth(),
             min_rtt = ?self.min_rtt.map(|(r, _)| r),
             loss = self.loss_rate(),
