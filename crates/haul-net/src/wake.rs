@@ -73,8 +73,8 @@ impl ReaderClaim {
         self.until.load(Ordering::SeqCst) <= self.nanos(now)
     }
 
-    /// What the I/O thread may do at `now`, before it sleeps. After [`IoTurn::LeaveUntilWoken`] the next
-    /// [`ReaderClaim::let_go`] asks for a wake-up.
+    /// What the I/O thread may do at `now`, before it sleeps. After
+    /// [`IoTurn::LeaveUntilWoken`] the next [`ReaderClaim::let_go`] asks for a wake-up.
     pub(crate) fn io_turn(&self, now: Instant) -> IoTurn {
         match self.until.load(Ordering::SeqCst) {
             DRIVING => {
