@@ -101,7 +101,9 @@ const QUEUE_SLACK: Duration = Duration::from_millis(2);
 const MAX_RANDOM_LOSS: f64 = 0.2;
 /// Cruising rounds in a row with heavy loss (see [`MAX_RANDOM_LOSS`]) and no queue in sight after
 /// which the base RTT is suspect: a flow that started into a standing queue took the queue for
-/// path, sees none, and overflows the buffer that the flows who see the queue drain for it.
+/// path, sees none, and overflows the buffer that the flows who see the queue drain for it. A
+/// round is suspect when it lost a fifth of what it sent, or when the loss rate over recent quiet
+/// rounds is that high.
 /// Two, since a small flow's round of 50 packets at 10 % random loss loses a fifth in one round
 /// in forty.
 const SUSPECT_ROUNDS: u32 = 2;
@@ -820,7 +822,11 @@ impl ModelRate {
                     // Draining needs a queue seen, not merely one not ruled out: without an RTT
                     // sample, draining every round would halve the rate every few rounds.
                     self.draining_queue = standing == Some(true) || heavy_loss;
-                    self.suspect_rounds = if heavy_loss && standing != Some(true) {
+                    // The loss rate over recent rounds counts too: a latecomer in a full queue
+                    // loses 10–50 % round after round, but seldom 20 % twice in a row.
+                    let suspect = heavy_loss
+                        || (sent_all >= HEAVY_LOSS_PACKETS && loss_rate >= MAX_RANDOM_LOSS);
+                    self.suspect_rounds = if suspect && standing != Some(true) {
                         self.suspect_rounds + 1
                     } else {
                         0
@@ -1597,6 +1603,22 @@ mod tests {
         // Once per lifetime of the minimum RTT, however heavy the loss.
         feed(&mut cc, &mut t, 10, 7_000, 30, 150);
         assert!(!cc.checking_base);
+    }
+
+    #[test]
+    fn a_loss_rate_random_loss_does_not_explain_checks_the_base_rtt() {
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+        feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+        // Half lost, then a tenth twice, and so on, the RTT flat: no two rounds in a row lose
+        // a fifth, but the loss rate over them is a third.
+        let mut rounds = 0;
+        while !cc.checking_base && rounds < 30 {
+            let lost = if rounds % 3 == 0 { 500 } else { 60 };
+            feed(&mut cc, &mut t, 1, 9_000, 50, lost);
+            rounds += 1;
+        }
+        assert!(cc.checking_base, "no check after {rounds} rounds");
     }
 
     #[test]
