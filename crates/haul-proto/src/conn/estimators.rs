@@ -39,6 +39,11 @@ impl RtoEstimator {
         self.smoothed.update(us);
     }
 
+    /// The smoothed RTT, once there is a sample.
+    pub fn rtt(&self) -> Option<Duration> {
+        self.smoothed.measured.then(|| self.smoothed.rtt())
+    }
+
     /// RTT + 4·RTTVar, or 1 s before the first sample.
     pub fn rto(&self) -> Duration {
         if self.smoothed.measured {

@@ -1296,11 +1296,14 @@ impl Connection {
         }
         let mut rtt_sample: Option<Duration> = None;
         let mut newly_lost = 0;
+        // A packet resent less than a round trip ago is on its way: the report cannot know of
+        // it (the receiver repeats its holes on a timer), so it is neither lost again nor resent.
+        let in_flight = self.rto.rtt();
         for range in list.iter() {
             let start = range.start.extend(first_unacked).unwrap_or(0);
             let end = start + range.start.offset_to(range.end) as u64;
             if end >= first_unacked {
-                newly_lost += self.snd_loss.insert(start.max(first_unacked), end, ());
+                newly_lost += self.insert_lost(now, start.max(first_unacked), end, in_flight);
             }
             // The receiver reports a gap the moment the packet after it arrives: the time since
             // that packet left is a round trip that no hole delays. Not so a re-report (the
@@ -1335,6 +1338,41 @@ impl Connection {
         if let Some(cc) = self.cc.as_mut() {
             cc.on_loss(now, &sample);
         }
+    }
+
+    /// Adds `start..=end` to the retransmission list but for packets resent less than
+    /// `in_flight` ago; returns how many it added.
+    fn insert_lost(
+        &mut self,
+        now: Instant,
+        start: u64,
+        end: u64,
+        in_flight: Option<Duration>,
+    ) -> u64 {
+        let Some(in_flight) = in_flight else {
+            return self.snd_loss.insert(start, end, ());
+        };
+        let resent_lately = |send: &SendBuffer, seq: u64| {
+            send.packet(seq)
+                .and_then(|p| p.last_sent)
+                .is_some_and(|(at, resent)| resent && now.saturating_duration_since(at) < in_flight)
+        };
+        let mut added = 0;
+        let mut run = None;
+        for seq in start..=end {
+            match (resent_lately(&self.send, seq), run) {
+                (true, Some(first)) => {
+                    added += self.snd_loss.insert(first, seq - 1, ());
+                    run = None;
+                }
+                (false, None) => run = Some(seq),
+                _ => {}
+            }
+        }
+        if let Some(first) = run {
+            added += self.snd_loss.insert(first, end, ());
+        }
+        added
     }
 
     fn on_ack2(&mut self, now: Instant, ack_no: AckNo) {
@@ -2259,19 +2297,78 @@ mod tests {
         };
         let len = LossList::write_range(holes, &mut words, 0).unwrap();
         let nak = || LossList::parse(&words[..len]).unwrap();
-        // Reported, reported again before anything was resent, then again after the resend.
+        // Reported, reported again before anything was resent, again right after the resend
+        // (the receiver cannot know of it yet), then again a round trip after it.
         feed(&mut conn, now, Control::Nak(nak()));
         feed(&mut conn, now, Control::Nak(nak()));
         let later = now + SYN;
         while conn.poll_transmit(later, &mut buf).is_some() {}
         assert_eq!(conn.stats().packets_retransmitted, 3);
         feed(&mut conn, later, Control::Nak(nak()));
-        assert_eq!(*recorder.losses.lock().unwrap(), [3, 0, 3]);
+        assert!(
+            conn.poll_transmit(later, &mut buf).is_none(),
+            "what is on its way is not resent"
+        );
+        let rtt = conn.rto.rtt().expect("the ACK gave a sample");
+        feed(&mut conn, later + rtt, Control::Nak(nak()));
+        assert_eq!(*recorder.losses.lock().unwrap(), [3, 0, 0, 3]);
         assert_eq!(
             conn.stats().packets_reported_lost,
-            9,
+            12,
             "the statistic counts reports"
         );
+    }
+
+    #[test]
+    fn a_report_keeps_the_holes_it_has_not_seen_resent() {
+        let recorder = TestCc::default();
+        let (mut conn, now) = established_with(ConnectionConfig {
+            congestion: Arc::new(recorder.clone()),
+            ..ConnectionConfig::default()
+        });
+        conn.write(&[0u8; 16 * 1456]).unwrap();
+        let mut buf = Vec::new();
+        let mut t = now;
+        while conn.stats().packets_sent < 16 {
+            t += Duration::from_micros(1);
+            conn.poll_transmit(t, &mut buf);
+        }
+        let isn = SeqNo::new(5).unwrap();
+        let ack = FullAck {
+            ack_no: AckNo::FIRST,
+            next_seq: isn.wrapping_add(4),
+            rtt_us: 1000,
+            rtt_var_us: 100,
+            avail_buf: 1000,
+            rates: None,
+        };
+        feed(&mut conn, t, Control::Ack(ack));
+        let range = |a, b| LossRange {
+            start: isn.wrapping_add(a),
+            end: isn.wrapping_add(b),
+        };
+        // 6..=8 lost and resent; then a report of 5..=10 comes at once: 6..=8 are on their way.
+        let report = |conn: &mut Connection, at, a, b| {
+            let mut words = [0u8; 8];
+            let len = LossList::write_range(range(a, b), &mut words, 0).unwrap();
+            feed(
+                conn,
+                at,
+                Control::Nak(LossList::parse(&words[..len]).unwrap()),
+            );
+        };
+        report(&mut conn, t, 6, 8);
+        let resent = t + SYN;
+        while conn.poll_transmit(resent, &mut buf).is_some() {}
+        assert_eq!(conn.stats().packets_retransmitted, 3);
+        report(&mut conn, resent, 5, 10);
+        assert_eq!(
+            *recorder.losses.lock().unwrap(),
+            [3, 3],
+            "5, 9 and 10 are new"
+        );
+        while conn.poll_transmit(resent + SYN, &mut buf).is_some() {}
+        assert_eq!(conn.stats().packets_retransmitted, 6, "5, 9 and 10 only");
     }
 
     fn feed(conn: &mut Connection, now: Instant, body: Control<'_>) {
