@@ -16,8 +16,9 @@
 //! rate, and its delivery rate is divided by `1 − random loss rate` (random loss thins what
 //! arrives; it says nothing about capacity). A round with a standing queue keeps the delivery
 //! rate as measured: its losses are congestion, and the rate falls to what gets through. Heavy
-//! loss with no queue in sight for two rounds means the base RTT itself may hold a queue (the
-//! flow started into one): the flow sends almost nothing for a base RTT and 200 ms to see.
+//! loss with no queue in sight for two rounds (a fifth of a round, or a loss rate of a fifth over
+//! recent rounds) means the base RTT itself may hold a queue (the flow started into one): the
+//! flow sends almost nothing for a base RTT and 200 ms to see.
 //! `docs/CONGESTION.md` explains each constant.
 
 use super::{
