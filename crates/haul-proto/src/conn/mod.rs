@@ -2265,9 +2265,9 @@ mod tests {
         assert_eq!(conn.stats().packets_retransmitted, 3);
     }
 
-    #[test]
-    fn a_hole_reported_again_before_its_retransmission_is_no_new_loss() {
-        let recorder = TestCc::default();
+    /// A connection with a loss-recording controller that sent 16 packets (from sequence number
+    /// 5) and had the first 4 acknowledged; the time of the ACK.
+    fn sixteen_sent_four_acknowledged(recorder: &TestCc) -> (Connection, Instant) {
         let (mut conn, now) = established_with(ConnectionConfig {
             congestion: Arc::new(recorder.clone()),
             ..ConnectionConfig::default()
@@ -2279,17 +2279,24 @@ mod tests {
             t += Duration::from_micros(1);
             conn.poll_transmit(t, &mut buf);
         }
-        let now = t;
-        let isn = SeqNo::new(5).unwrap();
         let ack = FullAck {
             ack_no: AckNo::FIRST,
-            next_seq: isn.wrapping_add(4),
+            next_seq: SeqNo::new(5).unwrap().wrapping_add(4),
             rtt_us: 1000,
             rtt_var_us: 100,
             avail_buf: 1000,
             rates: None,
         };
-        feed(&mut conn, now, Control::Ack(ack));
+        feed(&mut conn, t, Control::Ack(ack));
+        (conn, t)
+    }
+
+    #[test]
+    fn a_hole_reported_again_before_its_retransmission_is_no_new_loss() {
+        let recorder = TestCc::default();
+        let (mut conn, now) = sixteen_sent_four_acknowledged(&recorder);
+        let mut buf = Vec::new();
+        let isn = SeqNo::new(5).unwrap();
         let mut words = [0u8; 8];
         let holes = LossRange {
             start: isn.wrapping_add(6),
@@ -2322,27 +2329,9 @@ mod tests {
     #[test]
     fn a_report_keeps_the_holes_it_has_not_seen_resent() {
         let recorder = TestCc::default();
-        let (mut conn, now) = established_with(ConnectionConfig {
-            congestion: Arc::new(recorder.clone()),
-            ..ConnectionConfig::default()
-        });
-        conn.write(&[0u8; 16 * 1456]).unwrap();
+        let (mut conn, t) = sixteen_sent_four_acknowledged(&recorder);
         let mut buf = Vec::new();
-        let mut t = now;
-        while conn.stats().packets_sent < 16 {
-            t += Duration::from_micros(1);
-            conn.poll_transmit(t, &mut buf);
-        }
         let isn = SeqNo::new(5).unwrap();
-        let ack = FullAck {
-            ack_no: AckNo::FIRST,
-            next_seq: isn.wrapping_add(4),
-            rtt_us: 1000,
-            rtt_var_us: 100,
-            avail_buf: 1000,
-            rates: None,
-        };
-        feed(&mut conn, t, Control::Ack(ack));
         let range = |a, b| LossRange {
             start: isn.wrapping_add(a),
             end: isn.wrapping_add(b),
