@@ -167,12 +167,11 @@ impl Shared {
     }
 
     /// Turn `round` gathered transmits (under the lock): [`Shared::wait_sent`] waits for them.
-    pub(crate) fn sending(&self, round: u64) -> u64 {
+    pub(crate) fn sending(&self, round: u64) {
         self.unsent
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(round);
-        round
     }
 
     /// Turn `round`'s transmits are in the kernel's hands.

@@ -135,7 +135,10 @@ pub(crate) fn turn(
         let no_connections = inner.conns.is_empty();
         let next = inner.conns.values().filter_map(|c| c.poll_timeout()).min();
         let timeout = next.map_or(IDLE_POLL, |t| t.saturating_duration_since(now));
-        let round = (!out.tx.transmits.is_empty()).then(|| shared.sending(inner.round));
+        let round = (!out.tx.transmits.is_empty()).then_some(inner.round);
+        if let Some(round) = round {
+            shared.sending(round);
+        }
         (
             timeout.clamp(PACING_QUANTUM, IDLE_POLL),
             no_connections,

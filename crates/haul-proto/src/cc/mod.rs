@@ -72,10 +72,10 @@ pub struct AckSample {
 pub struct LossSample {
     /// Extended sequence number of the first lost packet in the report.
     pub first_lost: u64,
-    /// Packets the report names that were not awaiting retransmission already: each is the
-    /// loss of a packet's last copy. The receiver re-reports a hole every RTO until it fills,
-    /// and a sender pacing slowly may not have resent it yet; counting those again read a
-    /// starved flow's loss rate as 100 %.
+    /// Packets the report adds to the retransmission list: each is the loss of a packet's last
+    /// copy. The receiver repeats a hole on a timer until it fills. A repeat of a hole not yet
+    /// resent does not count again (counting those read a starved flow's loss rate as 100 %),
+    /// nor does a repeat of one resent less than a smoothed RTT ago (that copy is on its way).
     pub lost: u64,
     /// Time from sending the packet that followed a reported gap (never a retransmitted one) to
     /// this report: a round trip, plus however long the report waited if it repeats an older one.

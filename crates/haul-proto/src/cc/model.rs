@@ -100,13 +100,13 @@ const QUEUE_SLACK: Duration = Duration::from_millis(2);
 /// A loss rate above this is congestion whatever the delay says (random loss is never this high
 /// on a path worth using).
 const MAX_RANDOM_LOSS: f64 = 0.2;
-/// Cruising rounds in a row with heavy loss (see [`MAX_RANDOM_LOSS`]) and no queue in sight after
-/// which the base RTT is suspect: a flow that started into a standing queue took the queue for
-/// path, sees none, and overflows the buffer that the flows who see the queue drain for it. A
-/// round is suspect when it lost a fifth of what it sent, or when the loss rate over recent quiet
-/// rounds is that high.
-/// Two, since a small flow's round of 50 packets at 10 % random loss loses a fifth in one round
-/// in forty.
+/// Suspect cruising rounds in a row, with no queue in sight, after which the base RTT is
+/// suspect: a flow that started into a standing queue took the queue for path, sees none, and
+/// overflows the buffer that the flows who see the queue drain for it. A round of at least
+/// [`HEAVY_LOSS_PACKETS`] is suspect when it lost [`MAX_RANDOM_LOSS`] of what it sent, or when
+/// the loss rate over recent quiet rounds is that high (a latecomer loses 10–50 % round after
+/// round, seldom a fifth twice in a row). Two, since a small flow's round of 50 packets at 10 %
+/// random loss loses a fifth in one round in forty.
 const SUSPECT_ROUNDS: u32 = 2;
 /// A base-RTT check sends almost nothing for one base RTT and this much more, so that the queue
 /// the others drain empties and this flow's next RTT samples see the path (BBR's ProbeRTT,
@@ -823,8 +823,6 @@ impl ModelRate {
                     // Draining needs a queue seen, not merely one not ruled out: without an RTT
                     // sample, draining every round would halve the rate every few rounds.
                     self.draining_queue = standing == Some(true) || heavy_loss;
-                    // The loss rate over recent rounds counts too: a latecomer in a full queue
-                    // loses 10–50 % round after round, but seldom 20 % twice in a row.
                     let suspect = heavy_loss
                         || (sent_all >= HEAVY_LOSS_PACKETS && loss_rate >= MAX_RANDOM_LOSS);
                     self.suspect_rounds = if suspect && standing != Some(true) {

@@ -1296,14 +1296,11 @@ impl Connection {
         }
         let mut rtt_sample: Option<Duration> = None;
         let mut newly_lost = 0;
-        // A packet resent less than a round trip ago is on its way: the report cannot know of
-        // it (the receiver repeats its holes on a timer), so it is neither lost again nor resent.
-        let in_flight = self.rto.rtt();
         for range in list.iter() {
             let start = range.start.extend(first_unacked).unwrap_or(0);
             let end = start + range.start.offset_to(range.end) as u64;
             if end >= first_unacked {
-                newly_lost += self.insert_lost(now, start.max(first_unacked), end, in_flight);
+                newly_lost += self.insert_lost(now, start.max(first_unacked), end);
             }
             // The receiver reports a gap the moment the packet after it arrives: the time since
             // that packet left is a round trip that no hole delays. Not so a re-report (the
@@ -1340,16 +1337,11 @@ impl Connection {
         }
     }
 
-    /// Adds `start..=end` to the retransmission list but for packets resent less than
-    /// `in_flight` ago; returns how many it added.
-    fn insert_lost(
-        &mut self,
-        now: Instant,
-        start: u64,
-        end: u64,
-        in_flight: Option<Duration>,
-    ) -> u64 {
-        let Some(in_flight) = in_flight else {
+    /// Adds `start..=end` to the retransmission list, but for packets resent less than a
+    /// smoothed RTT ago: those are on their way, and the report (the receiver repeats its holes
+    /// on a timer) cannot know of them. Returns how many it added.
+    fn insert_lost(&mut self, now: Instant, start: u64, end: u64) -> u64 {
+        let Some(in_flight) = self.rto.rtt() else {
             return self.snd_loss.insert(start, end, ());
         };
         let resent_lately = |send: &SendBuffer, seq: u64| {
