@@ -237,9 +237,7 @@ impl Shared {
             poll(Some(self.socket.raw_fd()), &self.reader_waker, timeout);
             turn(self, Some(inbox), outbox, true);
         }
-        if self.claim.let_go(Instant::now()) {
-            self.wake();
-        }
+        self.claim.let_go(Instant::now());
         drop(reader);
         let guard = self.lock();
         if guard.readers_waiting > 0 {
@@ -442,7 +440,6 @@ fn io_loop(shared: Arc<Shared>) {
             // A reader is about to claim the socket.
             IoTurn::Read => poll(None, &shared.waker, HANDOVER),
             IoTurn::LeaveFor(lease) => poll(None, &shared.waker, end.timeout.min(lease)),
-            IoTurn::LeaveUntilWoken => poll(None, &shared.waker, end.timeout),
         }
     }
 }
