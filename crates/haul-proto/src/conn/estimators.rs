@@ -17,6 +17,8 @@ pub struct RttEstimator {
     rtt_us: u32,
     var_us: u32,
     measured: bool,
+    /// The last sample folded in (or the adopted estimate).
+    latest_us: u32,
 }
 
 /// The sender's own retransmission timeout, from the time between sending a packet and the ACK
@@ -60,6 +62,7 @@ impl Default for RttEstimator {
             rtt_us: 100_000,
             var_us: 50_000,
             measured: false,
+            latest_us: 100_000,
         }
     }
 }
@@ -67,6 +70,7 @@ impl Default for RttEstimator {
 impl RttEstimator {
     /// Folds in one sample.
     pub fn update(&mut self, sample_us: u32) {
+        self.latest_us = sample_us;
         if !self.measured {
             self.measured = true;
             self.rtt_us = sample_us;
@@ -84,12 +88,13 @@ impl RttEstimator {
             rtt_us,
             var_us,
             measured: true,
+            latest_us: rtt_us,
         };
     }
 
-    /// Smoothed RTT, microseconds.
-    pub fn rtt_us(&self) -> u32 {
-        self.rtt_us
+    /// The smoothed RTT, or the last sample if it is smaller, microseconds.
+    pub fn current_us(&self) -> u32 {
+        self.rtt_us.min(self.latest_us)
     }
 
     /// Smoothed variance, microseconds.
@@ -404,7 +409,21 @@ mod tests {
         assert_eq!(w.report_rate(Instant::now()), 0);
         assert_eq!(w.capacity(), 1000);
         let r = RttEstimator::default();
-        assert_eq!((r.rtt_us(), r.var_us()), (100_000, 50_000));
+        assert_eq!((r.rtt(), r.var_us()), (Duration::from_millis(100), 50_000));
+    }
+
+    #[test]
+    fn the_current_rtt_drops_with_a_queue_at_once_and_rises_smoothed() {
+        let mut r = RttEstimator::default();
+        r.update(10_000);
+        // A probe's queue: samples of 15 ms raise the report by an eighth of the step each.
+        r.update(15_000);
+        assert_eq!(r.current_us(), 10_625);
+        r.update(15_000);
+        // The queue is gone: the report follows the sample, the estimate still remembers.
+        r.update(10_000);
+        assert_eq!(r.current_us(), 10_000);
+        assert!(r.rtt() > Duration::from_millis(11), "{:?}", r.rtt());
     }
 
     #[test]
@@ -590,7 +609,7 @@ mod tests {
         let mut r = RttEstimator::default();
         r.adopt(100_000, 50_000);
         r.adopt(10_000, 1_000);
-        assert_eq!((r.rtt_us(), r.var_us()), (10_000, 1_000));
+        assert_eq!((r.rtt_us, r.var_us()), (10_000, 1_000));
     }
 
     #[test]
@@ -598,12 +617,12 @@ mod tests {
         let mut r = RttEstimator::default();
         r.update(20_000);
         assert_eq!(
-            (r.rtt_us(), r.var_us()),
+            (r.rtt_us, r.var_us()),
             (20_000, 50_000),
             "the first sample sets the RTT"
         );
         r.update(28_000);
-        assert_eq!(r.rtt_us(), (20_000 * 7 + 28_000) / 8);
+        assert_eq!(r.rtt_us, (20_000 * 7 + 28_000) / 8);
         assert_eq!(r.var_us(), (50_000 * 3 + 8_000) / 4);
     }
 }

@@ -1452,7 +1452,7 @@ impl Connection {
         let body = FullAck {
             ack_no: self.ack_no,
             next_seq: wire_seq,
-            rtt_us: self.rtt.rtt_us(),
+            rtt_us: self.rtt.current_us(),
             rtt_var_us: self.rtt.var_us(),
             avail_buf: self.recv.available(ack).clamp(2, u32::MAX as u64) as u32,
             rates,

@@ -37,7 +37,8 @@ pub struct FullAck {
     pub ack_no: AckNo,
     /// Next sequence number the receiver expects (everything before it has arrived).
     pub next_seq: SeqNo,
-    /// Receiver's RTT estimate in microseconds.
+    /// Receiver's RTT estimate in microseconds (haul: the smaller of its smoothed RTT and its
+    /// latest sample; the reference: the smoothed RTT).
     pub rtt_us: u32,
     /// Receiver's RTT variance in microseconds.
     pub rtt_var_us: u32,
