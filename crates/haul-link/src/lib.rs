@@ -170,6 +170,11 @@ impl Link {
         self.stats
     }
 
+    /// How long a packet offered at `now` waits in the bottleneck queue before it is sent.
+    pub fn queue_delay(&self, now: Instant) -> Duration {
+        self.busy_until.saturating_duration_since(now)
+    }
+
     /// Bytes waiting in the bottleneck queue at `now`.
     pub fn queued_bytes(&self, now: Instant) -> usize {
         if self.config.rate_bps == 0 {

@@ -188,6 +188,13 @@ impl<N: Node> Simulation<N> {
         self.links.get(&(from, to)).map(|l| l.stats())
     }
 
+    /// How long a packet sent now on the link `from → to` would wait in its queue, if the link
+    /// was set.
+    pub fn queue_delay(&self, from: SocketAddr, to: SocketAddr) -> Option<Duration> {
+        let now = self.now();
+        self.links.get(&(from, to)).map(|l| l.queue_delay(now))
+    }
+
     /// Adds a source of unsolicited datagrams, starting now.
     pub fn inject(&mut self, injector: Injector) {
         self.injectors.push(InjectorState {
