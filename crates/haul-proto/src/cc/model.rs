@@ -158,14 +158,16 @@ const PEAK_LIFETIME: Duration = Duration::from_secs(30);
 /// sharing the link it delivers 1.25 ÷ (1 + 0.25 ÷ n) of it (1.11 against two).
 const PROBE_HEADROOM: f64 = 1.15;
 /// A fair flow delivering this share of the receiver's packet-pair capacity or more has the link
-/// to itself: its probe finds nothing beyond it. Where a round is mostly ACK interval (its base
-/// RTT at most [`ALONE_SCALED_BELOW`] of it, RTTs under about 30 ms), such a flow probes and
-/// drains by `0.25 × base RTT ÷ round` instead of 0.25: a quarter of a base RTT of queue, as
-/// BBR's probe for one RTT queues, not a quarter of a 20–40 ms round (at 1 Gbit/s, 10 ms RTT
-/// inflation +11–13 % → see CONGESTION.md, session 24). At longer RTTs the scaling would change
-/// the gains by under 10 %, and there it lowered four flows' fairness at 300 ms in three sets of
-/// seeds (0.967 / 0.964 / 0.901 → 0.889 / 0.924 / 0.843) for reasons not found.
+/// to itself: its probe finds nothing beyond it. Where a round is mostly ACK interval (see
+/// [`ALONE_SCALED_BELOW`]), such a flow probes and drains by `0.25 × base RTT ÷ round` instead of
+/// 0.25: a quarter of a base RTT of queue, as BBR's probe for one RTT queues, not a quarter of a
+/// 20–40 ms round (at 1 Gbit/s, 10 ms, RTT inflation +10–13 % → +3–6 %; CONGESTION.md, session
+/// 24).
 const ALONE: f64 = 0.9;
+/// The scaling of [`ALONE`] applies where the base RTT is at most this share of a round (RTTs
+/// under about 30 ms). At longer RTTs it would change the gains by under 10 %, and there it
+/// lowered four flows' fairness at 300 ms in three sets of seeds (0.967 / 0.964 / 0.901 →
+/// 0.889 / 0.924 / 0.843), for reasons not found.
 const ALONE_SCALED_BELOW: f64 = 0.75;
 /// A collapsed flow that delivers under this share of the link the receiver's packet pairs
 /// measure, with no queue standing for two rounds, starts up again at once: the path is back
