@@ -1234,11 +1234,26 @@ mod tests {
     /// Feeds `rounds` rounds of 50 ms with the given delivery rate, RTT and losses per round
     /// (the sender sends what is delivered plus what is lost).
     fn feed(cc: &mut ModelRate, t: &mut Instant, rounds: u32, rate: u32, rtt_ms: u64, lost: u64) {
+        let per_ack = rate as u64 / 100 + lost / 5;
+        feed_sending(cc, t, rounds, per_ack, rate, rtt_ms, lost);
+    }
+
+    /// As [`feed`], but the sender sends `per_ack` packets per 10 ms and the receiver reports
+    /// `reported` packets per second, whether or not the two agree.
+    fn feed_sending(
+        cc: &mut ModelRate,
+        t: &mut Instant,
+        rounds: u32,
+        per_ack: u64,
+        reported: u32,
+        rtt_ms: u64,
+        lost: u64,
+    ) {
         for _ in 0..rounds {
             for _ in 0..5 {
                 *t += Duration::from_millis(10);
-                let sent = cc.largest_sent + rate as u64 / 100 + lost / 5;
-                cc.on_ack(*t, &ack(rate, rtt_ms, sent));
+                let sent = cc.largest_sent + per_ack;
+                cc.on_ack(*t, &ack(reported, rtt_ms, sent));
             }
             cc.on_loss(
                 *t,
@@ -1375,20 +1390,7 @@ mod tests {
         feed(&mut cc, &mut t, 20, 10_000, 50, 0);
         // 10 000 packets per second sent, 5 % of them lost, and reports that read high: all
         // 10 000 arrived. Divided by 1 - 5 % they would say 10 526.
-        for _ in 0..40 {
-            for _ in 0..5 {
-                t += Duration::from_millis(10);
-                let sent = cc.largest_sent + 100;
-                cc.on_ack(t, &ack(10_000, 50, sent));
-            }
-            let loss = LossSample {
-                first_lost: 0,
-                lost: 25,
-                rtt_sample: None,
-                path: path(),
-            };
-            cc.on_loss(t, &loss);
-        }
+        feed_sending(&mut cc, &mut t, 40, 100, 10_000, 50, 25);
         assert!(cc.loss_rate() > 0.04, "{}", cc.loss_rate());
         assert!(cc.bandwidth() <= 10_100.0, "{}", cc.bandwidth());
     }
