@@ -571,11 +571,7 @@ impl ModelRate {
     /// Whether start-up delivers nearly the link capacity `ack` reports (see
     /// [`NEAR_CAPACITY`]). A newcomer beside flows that hold the link never does.
     fn near_capacity(&self, ack: &AckSample) -> bool {
-        let Some(capacity) = ack
-            .link_capacity
-            .filter(|&c| c < CAPACITY_UNRESOLVED)
-            .map(f64::from)
-        else {
+        let Some(capacity) = resolved_capacity(ack) else {
             return false;
         };
         let bw = self.bandwidth();
@@ -597,11 +593,7 @@ impl ModelRate {
         if ack.rtt_sample.is_some_and(|s| self.shows_queue(s)) {
             tracing::debug!(sample = ?ack.rtt_sample, capacity = ?ack.link_capacity, "start-up's jump ends at a queue");
             self.jump = None;
-        } else if let Some(capacity) = ack
-            .link_capacity
-            .filter(|&c| c < CAPACITY_UNRESOLVED)
-            .map(f64::from)
-        {
+        } else if let Some(capacity) = resolved_capacity(ack) {
             self.jump = Some(Jump {
                 floor: JUMP * capacity,
                 ceiling: if self.capacity_believed()
@@ -979,6 +971,13 @@ impl ModelRate {
     }
 }
 
+/// The link capacity `ack` reports, unless it is at the receiver's resolution (says nothing).
+fn resolved_capacity(ack: &AckSample) -> Option<f64> {
+    ack.link_capacity
+        .filter(|&c| c < CAPACITY_UNRESOLVED)
+        .map(f64::from)
+}
+
 impl CongestionControl for ModelRate {
     fn name(&self) -> &'static str {
         match self.policy {
@@ -993,10 +992,8 @@ impl CongestionControl for ModelRate {
         if let Some(rtt) = ack.rtt_sample {
             self.update_min_rtt(now, rtt);
         }
-        if let Some(c) = ack.link_capacity.filter(|&c| c < CAPACITY_UNRESOLVED) {
-            if self.capacity_believed() {
-                self.capacity = Some(f64::from(c));
-            }
+        if let Some(c) = resolved_capacity(ack).filter(|_| self.capacity_believed()) {
+            self.capacity = Some(c);
         }
         let reported = ack.reported_rtt;
         self.round_min_rtt = Some(self.round_min_rtt.map_or(reported, |m| m.min(reported)));

@@ -2288,28 +2288,20 @@ mod tests {
         let recorder = TestCc::default();
         let (mut conn, now) = sixteen_sent_four_acknowledged(&recorder);
         let mut buf = Vec::new();
-        let isn = SeqNo::new(5).unwrap();
-        let mut words = [0u8; 8];
-        let holes = LossRange {
-            start: isn.wrapping_add(6),
-            end: isn.wrapping_add(8),
-        };
-        let len = LossList::write_range(holes, &mut words, 0).unwrap();
-        let nak = || LossList::parse(&words[..len]).unwrap();
         // Reported, reported again before anything was resent, again right after the resend
         // (the receiver cannot know of it yet), then again a round trip after it.
-        feed(&mut conn, now, Control::Nak(nak()));
-        feed(&mut conn, now, Control::Nak(nak()));
+        report_lost(&mut conn, now, 6, 8);
+        report_lost(&mut conn, now, 6, 8);
         let later = now + SYN;
         while conn.poll_transmit(later, &mut buf).is_some() {}
         assert_eq!(conn.stats().packets_retransmitted, 3);
-        feed(&mut conn, later, Control::Nak(nak()));
+        report_lost(&mut conn, later, 6, 8);
         assert!(
             conn.poll_transmit(later, &mut buf).is_none(),
             "what is on its way is not resent"
         );
         let rtt = conn.rto.rtt().expect("the ACK gave a sample");
-        feed(&mut conn, later + rtt, Control::Nak(nak()));
+        report_lost(&mut conn, later + rtt, 6, 8);
         assert_eq!(*recorder.losses.lock().unwrap(), [3, 0, 0, 3]);
         assert_eq!(
             conn.stats().packets_reported_lost,
@@ -2323,26 +2315,12 @@ mod tests {
         let recorder = TestCc::default();
         let (mut conn, t) = sixteen_sent_four_acknowledged(&recorder);
         let mut buf = Vec::new();
-        let isn = SeqNo::new(5).unwrap();
-        let range = |a, b| LossRange {
-            start: isn.wrapping_add(a),
-            end: isn.wrapping_add(b),
-        };
         // 6..=8 lost and resent; then a report of 5..=10 comes at once: 6..=8 are on their way.
-        let report = |conn: &mut Connection, at, a, b| {
-            let mut words = [0u8; 8];
-            let len = LossList::write_range(range(a, b), &mut words, 0).unwrap();
-            feed(
-                conn,
-                at,
-                Control::Nak(LossList::parse(&words[..len]).unwrap()),
-            );
-        };
-        report(&mut conn, t, 6, 8);
+        report_lost(&mut conn, t, 6, 8);
         let resent = t + SYN;
         while conn.poll_transmit(resent, &mut buf).is_some() {}
         assert_eq!(conn.stats().packets_retransmitted, 3);
-        report(&mut conn, resent, 5, 10);
+        report_lost(&mut conn, resent, 5, 10);
         assert_eq!(
             *recorder.losses.lock().unwrap(),
             [3, 3],
@@ -2350,6 +2328,23 @@ mod tests {
         );
         while conn.poll_transmit(resent + SYN, &mut buf).is_some() {}
         assert_eq!(conn.stats().packets_retransmitted, 6, "5, 9 and 10 only");
+    }
+
+    /// Feeds a loss report of the packets `a..=b` counted from the first one
+    /// `sixteen_sent_four_acknowledged` sent (sequence number 5).
+    fn report_lost(conn: &mut Connection, at: Instant, a: u32, b: u32) {
+        let isn = SeqNo::new(5).unwrap();
+        let range = LossRange {
+            start: isn.wrapping_add(a),
+            end: isn.wrapping_add(b),
+        };
+        let mut words = [0u8; 8];
+        let len = LossList::write_range(range, &mut words, 0).unwrap();
+        feed(
+            conn,
+            at,
+            Control::Nak(LossList::parse(&words[..len]).unwrap()),
+        );
     }
 
     fn feed(conn: &mut Connection, now: Instant, body: Control<'_>) {
