@@ -232,7 +232,8 @@ fn startup_grid() {
 }
 
 /// One cell's start-up over seeds: GRID_RATE (bit/s), GRID_RTT (ms), GRID_LOSS (fraction), SEEDS
-/// (count, default 20), GRID_BOTH (lose both ways, as the lab does).
+/// (count, default 20), GRID_BOTH (lose both ways, as the lab does), GRID_IN_ORDER (time what
+/// the application reads, as the lab does, instead of what arrives).
 #[test]
 #[ignore = "diagnostic: prints one cell's start-up time over seeds"]
 fn startup_across_seeds() {
@@ -243,6 +244,11 @@ fn startup_across_seeds() {
         0.0
     };
     let budget = Duration::from_secs(1) + Duration::from_millis(rtt) * 5;
+    let measure = if std::env::var("GRID_IN_ORDER").is_ok() {
+        Delivered::InOrder
+    } else {
+        Delivered::Arrived
+    };
     for seed in 1..=env_or("SEEDS", 20u64) {
         let t = startup_time_with(
             seed,
@@ -250,7 +256,7 @@ fn startup_across_seeds() {
             rtt,
             (loss, back),
             budget * 3,
-            Delivered::Arrived,
+            measure,
             coalescing(),
         );
         eprintln!("seed {seed:>3}: {t:.2?} (budget {budget:.2?})");
@@ -448,10 +454,10 @@ fn efficiency_across_seeds() {
     let mean = |f: fn(&Run) -> f64| runs.iter().map(f).sum::<f64>() / runs.len() as f64;
     let each: Vec<String> = runs
         .iter()
-        .map(|r| format!("{:.3}", r.efficiency))
+        .map(|r| format!("{:.3}/{:.3}", r.efficiency, r.retransmitted))
         .collect();
     eprintln!(
-        "{} Mbit/s {rtt} ms {:.1}%: efficiency mean {:.3} ({}) retransmitted {:.3}",
+        "{} Mbit/s {rtt} ms {:.1}%: efficiency mean {:.3} (efficiency/retransmitted: {}) retransmitted {:.3}",
         rate / 1_000_000,
         loss * 100.0,
         mean(|r| r.efficiency),
@@ -467,7 +473,9 @@ fn efficiency_across_seeds() {
 #[ignore = "diagnostic: prints the controller's view twice a second"]
 fn trace_one_flow() {
     let rtt = Duration::from_millis(env_or("TRACE_RTT", 100));
-    let mut sim: Simulation<Host> = Simulation::new(1);
+    // TRACE_SEED (default 1) draws the run, as `run`'s seed does.
+    let seed: u64 = env_or("TRACE_SEED", 1);
+    let mut sim: Simulation<Host> = Simulation::new(seed);
     let now = sim.now();
     // TRACE_POLICY=scavenger traces the scavenger.
     let policy = match std::env::var("TRACE_POLICY").as_deref() {
@@ -478,13 +486,13 @@ fn trace_one_flow() {
         policy,
         ..ModelRateFactory::default()
     }));
-    let mut client = Host::new(cfg.clone(), false, 1, now);
-    let mut source = Source::new(1, u64::MAX / 2);
+    let mut client = Host::new(cfg.clone(), false, seed, now);
+    let mut source = Source::new(seed, u64::MAX / 2);
     source.close_when_done = false;
     client.source = Some(source);
     let (c, s) = (addr("10.0.0.1:1"), addr("10.0.0.2:2"));
     let ci = sim.add_node(c, client);
-    let si = sim.add_node(s, Host::new(cfg, true, 2, now));
+    let si = sim.add_node(s, Host::new(cfg, true, seed + 1, now));
     let loss: f64 = env_or("TRACE_LOSS", 0.0);
     let rate: u64 = env_or("TRACE_RATE", 100_000_000);
     // TRACE_BOTH=1 loses packets in both directions, as `haul lab compare` does.
