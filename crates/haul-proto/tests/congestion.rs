@@ -277,7 +277,7 @@ fn startup_reaches_the_link_within_one_second_and_five_rtt() {
 /// GRO group them: start-up's jump needs a capacity estimate that survives the grouping (probe
 /// trains, not pairs). Every cell but 1 Gbit/s at 600 ms with 5 % loss, where the link is full
 /// in time (2.7 s) but in-order delivery lags behind lost retransmissions (4.2 s for 4.0; see
-/// docs/CONGESTION.md).
+/// docs/journal/congestion.md).
 #[test]
 fn startup_reaches_the_link_behind_coalesced_arrivals() {
     for (rate, rtt, loss) in startup_cells() {
@@ -660,7 +660,7 @@ fn flows_sharing_a_bottleneck_keep_it_full() {
 }
 
 /// A flow that starts into a queue others keep full is not starved. Seed 48 is the one traced
-/// in docs/CONGESTION.md ("Starved newcomers"): the last of four flows at 300 ms kept none of
+/// in docs/journal/congestion.md ("Starved newcomers"): the last of four flows at 300 ms kept none of
 /// its share — its start-up's estimate came from a cumulative ACK held by holes, and it repaired
 /// thousands of losses at three packets per second.
 #[test]
@@ -672,7 +672,7 @@ fn a_newcomer_into_a_full_queue_is_not_starved() {
 /// Latecomers that took a full queue into their base RTT lose 10–50 % round after round
 /// without seeing a queue; the flows with the true base drain for them. These seeds left the
 /// least flow 28 % (100 ms) and 2 % (300 ms) of its share before the base-RTT check started on
-/// the loss rate and repeated holes stopped counting as losses (CONGESTION.md, "Latecomers and
+/// the loss rate and repeated holes stopped counting as losses (docs/journal/congestion.md, "Latecomers and
 /// phantom losses"): now 80 % and 90 %.
 #[test]
 fn latecomers_with_a_queue_in_their_base_rtt_find_it() {
@@ -687,7 +687,7 @@ fn latecomers_with_a_queue_in_their_base_rtt_find_it() {
 
 /// Four flows at 10 ms converge: a probe adds at least a tenth of the link's capacity, the same
 /// for every flow, so a small flow's probe gains it more than a large one's (additive increase;
-/// CONGESTION.md, "Additive probes"). Over seeds 1–8 the Jain index was 0.88–0.99 (median 0.96)
+/// docs/journal/congestion.md, "Additive probes"). Over seeds 1–8 the Jain index was 0.88–0.99 (median 0.96)
 /// with probes of a quarter of each flow's own rate, and is 0.97–1.00 (median 0.99) now.
 #[test]
 fn four_flows_on_a_short_path_converge() {

@@ -20,7 +20,8 @@
 //! loss with no queue in sight for two rounds (a fifth of a round, or a loss rate of a fifth over
 //! recent rounds) means the base RTT itself may hold a queue (the flow started into one): the
 //! flow sends almost nothing for a base RTT and 200 ms to see.
-//! `docs/CONGESTION.md` explains each constant.
+//! `docs/CONGESTION.md` explains each constant; `docs/journal/congestion.md` holds the measurements
+//! behind them.
 
 use super::{
     AckSample, CcInit, CongestionControl, CongestionControlFactory, LossSample, PathEstimate,
@@ -162,8 +163,8 @@ const PROBE_HEADROOM: f64 = 1.15;
 /// to itself: its probe finds nothing beyond it. Where a round is mostly ACK interval (see
 /// [`ALONE_SCALED_BELOW`]), such a flow probes and drains by `0.25 × base RTT ÷ round` instead of
 /// 0.25: a quarter of a base RTT of queue, as BBR's probe for one RTT queues, not a quarter of a
-/// 20–40 ms round (at 1 Gbit/s, 10 ms, RTT inflation +10–13 % → +3–6 %; CONGESTION.md, session
-/// 24).
+/// 20–40 ms round (at 1 Gbit/s, 10 ms, RTT inflation +10–13 % → +3–6 %;
+/// docs/journal/congestion.md, session 24).
 const ALONE: f64 = 0.9;
 /// The scaling of [`ALONE`] applies where the base RTT is at most this share of a round (RTTs
 /// under about 30 ms). At longer RTTs it would change the gains by under 10 %, and there it
@@ -186,7 +187,7 @@ const HEADROOM_PROBES: u32 = 2;
 /// probe of a quarter of each flow's rate left unequal shares nearly as they were (four flows
 /// at 10 ms, 48 seeds: median Jain 0.970). A tenth of the link: 0.992; a twentieth 0.972 (it
 /// then acts only below a fifth of the link), 0.15 and 0.2 0.990–0.991 at 10 ms but 0.962 and
-/// 0.950 at 100 ms, against 0.977 (CONGESTION.md, "Additive probes")…
+/// 0.950 at 100 ms, against 0.977 (docs/journal/congestion.md, "Additive probes")…
 const SHARE_PROBE: f64 = 0.1;
 /// …but at most doubles the rate for a round. The drain after such a probe stays at the
 /// cycle's 0.75: draining as deep as the probe went (down to half) gave back what a small
@@ -206,7 +207,7 @@ const DEFAULT_RTT: Duration = Duration::from_millis(100);
 /// flow at 30 ms backs it off at once, its own 12 ms of queue by 6 %), down to
 /// [`SCAVENGER_FLOOR`]; below it, each round adds [`SCAVENGER_STEP`] × `(1 − queue ÷ target)`
 /// — LEDBAT's proportional controller: 20 quiet rounds from the floor back to the estimate.
-/// Measured in the lab against CUBIC (docs/CONGESTION.md): 0.1 per round, whatever the queue,
+/// Measured in the lab against CUBIC (docs/journal/congestion.md): 0.1 per round, whatever the queue,
 /// took back each gap CUBIC left and kept it at 50–64 of 100 Mbit/s at 30 ms.
 const SCAVENGER_TARGET: Duration = Duration::from_millis(10);
 const SCAVENGER_BACKOFF: f64 = 0.7;
@@ -573,7 +574,7 @@ impl ModelRate {
     /// mean of the round's reports, not the largest. Each report is off by a packet or a batch
     /// (and, under random loss, by the loss's spread), and the largest of ~30 a round, kept by
     /// a filter of ten rounds, read 2.3 % above a 100 Mbit/s lab link: every hold round queued,
-    /// and the drains that followed left the link idle (CONGESTION.md, session 20). Start-up
+    /// and the drains that followed left the link idle (docs/journal/congestion.md, session 20). Start-up
     /// and a collapsed flow keep the largest: their rate climbs within a round, and the
     /// recovery rules wait on single reports seeing it. So does the scavenger, whose own scale
     /// decides how fast it comes back.
@@ -850,7 +851,7 @@ impl ModelRate {
             // sent in it or in the round before (whose packets its reports partly count). The
             // ten-round maximum of corrected samples picked the loss count's noise from above:
             // at 100 Mbit/s, 10 ms and 5-10 % loss the estimate ran 1-3 % above the link and
-            // queued +12-17 % of the base RTT (+10-12 % with this bound; CONGESTION.md).
+            // queued +12-17 % of the base RTT (+10-12 % with this bound; docs/journal/congestion.md).
             let slot = &mut self.bw_rounds[self.round];
             let sent_rate = self.sent_all_pps.max(self.sent_all_pps_before);
             *slot = (*slot / (1.0 - loss_rate)).min(slot.max(sent_rate));
