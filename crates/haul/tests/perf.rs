@@ -144,3 +144,44 @@ fn a_server_refuses_a_test_it_cannot_run_and_says_why() {
     // It logs the refusal and goes on to the next client (a one-off server ends), unharmed.
     assert_eq!(server.wait().unwrap().code(), Some(0));
 }
+
+#[test]
+fn parallel_connections_are_reported_each_with_their_fairness() {
+    let port = free_port();
+    let mut parallel = server(port);
+    // A fixed rate per connection, so that each connection's share is known: equal.
+    let out = client(
+        port,
+        &["--json", "--time", "1", "--parallel", "3", "--rate", "100M"],
+    );
+    parallel.wait().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let receiver = &v["receiver"];
+    let streams: Vec<u64> = receiver["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b.as_u64().unwrap())
+        .collect();
+    assert_eq!(streams.len(), 3, "{v}");
+    assert_eq!(
+        streams.iter().sum::<u64>(),
+        receiver["bytes"].as_u64().unwrap(),
+        "{v}"
+    );
+    let jain = v["jain_index"].as_f64().unwrap();
+    assert!((0.95..=1.0).contains(&jain), "{v}");
+    // The sender's view too, and a single connection has no index.
+    assert_eq!(v["sender"]["streams"].as_array().unwrap().len(), 3, "{v}");
+    let port = free_port();
+    let mut single = server(port);
+    let out = client(port, &["--json", "--time", "0.5"]);
+    single.wait().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["jain_index"].is_null(), "{v}");
+}

@@ -102,6 +102,10 @@ pub struct SideReport {
     pub retransmits: u64,
     /// Smoothed RTT at the end, microseconds.
     pub rtt_us: u64,
+    /// Bytes of each connection after the omitted seconds, in the order this side opened or
+    /// accepted them (they sum to `bytes`).
+    #[serde(default)]
+    pub streams: Vec<u64>,
 }
 
 /// A control connection.

@@ -11,12 +11,12 @@ use clap::{ArgGroup, Args};
 use control::{Control, Params, Ready, SideReport, Transport, VERSION};
 use data::{tune_tcp, DataStream, Probe};
 use haul_net::{Bytes, Dialect, Endpoint, NetConfig};
-use report::{Interval, Reporter, Summary};
+use report::{Counters, Interval, Reporter, Summary};
 use std::io::ErrorKind;
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -49,7 +49,9 @@ pub struct PerfArgs {
     /// The server sends and the client receives.
     #[arg(long, short = 'R')]
     reverse: bool,
-    /// Number of parallel connections.
+    /// Number of parallel connections. With several, the summary also lists what each
+    /// connection delivered and their Jain fairness index (1: equal shares; `jain_index` in
+    /// `--json`).
     #[arg(long, short = 'P', default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=control::MAX_PARALLEL as i64))]
     parallel: u32,
     /// Leave the first N seconds out of the summary, as iperf3's --omit does: the start-up of
@@ -377,7 +379,7 @@ fn run_test(
     print: bool,
 ) -> Result<Measured> {
     let probes: Vec<Probe> = streams.iter().map(|s| s.probe()).collect::<Result<_>>()?;
-    let bytes = Arc::new(AtomicU64::new(0));
+    let bytes = Arc::new(Counters::new(streams.len()));
     let done = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
     let reporter = Reporter::start(
@@ -391,14 +393,16 @@ fn run_test(
     );
     let workers: Vec<_> = streams
         .into_iter()
-        .map(|stream| {
+        .enumerate()
+        .map(|(i, stream)| {
             let bytes = Arc::clone(&bytes);
             let params = params.clone();
             thread::spawn(move || {
+                let count = |n| bytes.add(i, n);
                 if sending {
-                    send(stream, &params, &bytes)
+                    send(stream, &params, count)
                 } else {
-                    receive(stream, &params, &bytes)
+                    receive(stream, &params, count)
                 }
             })
         })
@@ -424,9 +428,15 @@ fn run_test(
             params.omit
         );
     };
+    let streams: Vec<u64> = bytes
+        .each()
+        .iter()
+        .zip(&mark.streams)
+        .map(|(now, then)| now - then)
+        .collect();
     Ok(Measured {
         side: SideReport {
-            bytes: bytes.load(Ordering::Relaxed) - mark.bytes,
+            bytes: streams.iter().sum(),
             seconds: last_byte.saturating_duration_since(mark.at).as_secs_f64(),
             cpu_seconds: cpu_seconds() - mark.cpu_seconds,
             retransmits: if sending {
@@ -435,13 +445,14 @@ fn run_test(
                 0
             },
             rtt_us: seen.last.rtt_us,
+            streams,
         },
         intervals: seen.intervals,
     })
 }
 
 /// Writes until the time or byte budget is spent, then waits until the receiver has everything.
-fn send(mut stream: DataStream, params: &Params, bytes: &AtomicU64) -> Result<Instant> {
+fn send(mut stream: DataStream, params: &Params, count: impl Fn(u64)) -> Result<Instant> {
     let chunk = Bytes::from(vec![0x68u8; 1 << 20]);
     let deadline =
         Instant::now() + Duration::from_secs_f64(params.seconds + f64::from(params.omit));
@@ -457,14 +468,14 @@ fn send(mut stream: DataStream, params: &Params, bytes: &AtomicU64) -> Result<In
             .write_all(&chunk.slice(..n), params.copy)
             .context("sending data (the receiver went away?)")?;
         sent += n as u64;
-        bytes.fetch_add(n as u64, Ordering::Relaxed);
+        count(n as u64);
     }
     stream.finish().context("finishing the data connection")?;
     Ok(Instant::now())
 }
 
 /// Reads to the end of the stream.
-fn receive(mut stream: DataStream, params: &Params, bytes: &AtomicU64) -> Result<Instant> {
+fn receive(mut stream: DataStream, params: &Params, count: impl Fn(u64)) -> Result<Instant> {
     let mut buf = vec![0u8; 4 << 20];
     loop {
         let n = stream
@@ -473,6 +484,6 @@ fn receive(mut stream: DataStream, params: &Params, bytes: &AtomicU64) -> Result
         if n == 0 {
             return Ok(Instant::now());
         }
-        bytes.fetch_add(n as u64, Ordering::Relaxed);
+        count(n as u64);
     }
 }

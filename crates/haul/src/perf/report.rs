@@ -36,19 +36,44 @@ pub struct Interval {
 
 /// Where the summary starts counting: the first interval boundary at or after the `--omit`
 /// seconds (the test's start without them).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Mark {
     /// When.
     pub at: Instant,
-    /// Bytes moved before it.
-    pub bytes: u64,
+    /// Bytes moved before it, by each connection.
+    pub streams: Vec<u64>,
     /// Retransmissions before it.
     pub retransmits: u64,
     /// CPU seconds this process had used by then.
     pub cpu_seconds: f64,
 }
 
-/// Prints an interval line each interval from the shared byte counter and the probes.
+/// Bytes moved so far by each connection of a test, shared by its data threads and the reporter.
+pub struct Counters(Vec<AtomicU64>);
+
+impl Counters {
+    /// Counters at zero for `n` connections.
+    pub fn new(n: usize) -> Self {
+        Self((0..n).map(|_| AtomicU64::new(0)).collect())
+    }
+
+    /// Counts `n` bytes moved by connection `i`.
+    pub fn add(&self, i: usize, n: u64) {
+        self.0[i].fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Each connection's bytes so far.
+    pub fn each(&self) -> Vec<u64> {
+        self.0.iter().map(|c| c.load(Ordering::Relaxed)).collect()
+    }
+
+    /// All connections' bytes so far.
+    pub fn total(&self) -> u64 {
+        self.0.iter().map(|c| c.load(Ordering::Relaxed)).sum()
+    }
+}
+
+/// Prints an interval line each interval from the shared byte counters and the probes.
 pub struct Reporter {
     handle: JoinHandle<Seen>,
 }
@@ -85,7 +110,7 @@ impl Reporter {
     /// `every`; the summary leaves out the first `omit`.
     pub fn start(
         probes: Vec<Probe>,
-        bytes: Arc<AtomicU64>,
+        bytes: Arc<Counters>,
         done: Arc<AtomicBool>,
         start: Instant,
         every: Duration,
@@ -96,7 +121,7 @@ impl Reporter {
         let handle = thread::spawn(move || {
             let mut mark = omit.is_zero().then_some(Mark {
                 at: start,
-                bytes: 0,
+                streams: vec![0; probes.len()],
                 retransmits: 0,
                 cpu_seconds: start_cpu,
             });
@@ -127,7 +152,7 @@ impl Reporter {
                 // A test that ends within the omitted seconds has no mark.
                 let reached = Instant::now() >= tick;
                 let now = (Instant::now() - start).as_secs_f64();
-                let moved = bytes.load(Ordering::Relaxed);
+                let moved = bytes.total();
                 let snap = total(&probes);
                 let secs = (now - last.0).max(1e-9);
                 let iv = Interval {
@@ -144,7 +169,7 @@ impl Reporter {
                 if reached && mark.is_none() && tick >= start + omit {
                     mark = Some(Mark {
                         at: start + Duration::from_secs_f64(now),
-                        bytes: moved,
+                        streams: bytes.each(),
                         retransmits: snap.retransmits,
                         cpu_seconds: cpu_seconds(),
                     });
@@ -198,6 +223,9 @@ pub struct Summary {
     /// CPU seconds per GB (10^9 bytes) moved, each side.
     sender_cpu_seconds_per_gb: f64,
     receiver_cpu_seconds_per_gb: f64,
+    /// Jain's fairness index of the receiver's connections (1: equal shares, 1/n: one took
+    /// all), when there are several.
+    jain_index: Option<f64>,
     intervals: Vec<Interval>,
 }
 
@@ -223,6 +251,9 @@ impl Summary {
             bits_per_second: receiver.bytes as f64 * 8.0 / receiver.seconds.max(1e-9),
             sender_cpu_seconds_per_gb: per_gb(sender.cpu_seconds),
             receiver_cpu_seconds_per_gb: per_gb(receiver.cpu_seconds),
+            jain_index: (receiver.streams.len() > 1)
+                .then(|| jain(&receiver.streams))
+                .flatten(),
             sender,
             receiver,
             intervals: mine.intervals,
@@ -251,5 +282,41 @@ impl Summary {
                 if self.receiver.bytes > 0 { side.cpu_seconds / (self.receiver.bytes as f64 / 1e9) } else { 0.0 },
             );
         }
+        if let Some(j) = self.jain_index {
+            let seconds = self.receiver.seconds.max(1e-9);
+            for (i, bytes) in self.receiver.streams.iter().enumerate() {
+                println!(
+                    "  connection {:<3} receiver {:>12}  {:>13}",
+                    i + 1,
+                    units::bytes(*bytes),
+                    units::rate(*bytes as f64 * 8.0 / seconds)
+                );
+            }
+            println!(
+                "Jain's fairness index over the {} connections: {j:.3}",
+                self.receiver.streams.len()
+            );
+        }
+    }
+}
+
+/// Jain's fairness index of what each connection moved: (Σx)² ÷ (n × Σx²); `None` when none
+/// moved anything.
+fn jain(each: &[u64]) -> Option<f64> {
+    let sum: f64 = each.iter().map(|&b| b as f64).sum();
+    let squares: f64 = each.iter().map(|&b| (b as f64).powi(2)).sum();
+    (squares > 0.0).then(|| sum * sum / (each.len() as f64 * squares))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::jain;
+
+    #[test]
+    fn jain_is_one_for_equal_shares_and_one_over_n_for_one_taking_all() {
+        assert_eq!(jain(&[5, 5, 5, 5]), Some(1.0));
+        assert_eq!(jain(&[8, 0, 0, 0]), Some(0.25));
+        assert!((jain(&[3, 1]).unwrap() - 0.8).abs() < 1e-12);
+        assert_eq!(jain(&[0, 0]), None);
     }
 }

@@ -1,0 +1,28 @@
+#!/bin/sh
+# Parallel haul connections sharing one emulated bottleneck (`haul perf -P N` through
+# `haul lab link`): each connection's goodput at the receiver and their Jain fairness index,
+# over the steady state. The connections start together (the simulator's fairness tests start
+# them a second apart). Needs root and a release build. Not a test: it measures.
+#     sudo sh bench/parallel.sh
+# HAUL=path picks another build; RATE (100M), RTTS ("10ms 100ms 300ms"), FLOWS ("2 4"),
+# TIME (15) and OMIT (5) change the grid; ROUNDS=n repeats it.
+set -eu
+HAUL=${HAUL:-$(cd "$(dirname "$0")/.." && pwd)/target/release/haul}
+for round in $(seq "${ROUNDS:-1}"); do
+  for rtt in ${RTTS:-10ms 100ms 300ms}; do
+    for flows in ${FLOWS:-2 4}; do
+      "$HAUL" lab link --rate "${RATE:-100M}" --rtt "$rtt" --server "exec $HAUL perf -s >/dev/null 2>&1" -- \
+        "$HAUL" perf -c 10.77.0.2 -P "$flows" -t "${TIME:-15}" --omit "${OMIT:-5}" --json 2>/dev/null |
+        python3 -c '
+import json, sys
+rate, rtt, flows, rnd = sys.argv[1:]
+d = json.load(sys.stdin)
+seconds, streams = d["receiver"]["seconds"], d["receiver"]["streams"]
+total, jain = d["bits_per_second"] / 1e6, d["jain_index"]
+each = " ".join("%.1f" % (b * 8 / seconds / 1e6) for b in streams)
+print("%s %6s %s flows (round %s): %7.1f Mbit/s, Jain %.3f, each %s"
+      % (rate, rtt, flows, rnd, total, jain, each))
+' "${RATE:-100M}" "$rtt" "$flows" "$round"
+    done
+  done
+done
