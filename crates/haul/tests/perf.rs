@@ -48,31 +48,33 @@ fn client(port: u16, args: &[&str]) -> Output {
         .unwrap()
 }
 
-#[test]
-fn intervals_are_as_long_as_asked_and_omitted_ones_stay_out_of_the_summary() {
+/// A whole test against a one-off server with `--json` and `args`, which must succeed: the
+/// client's summary.
+fn json_test(args: &[&str]) -> serde_json::Value {
     let port = free_port();
-    let mut server = server(port);
-    let out = client(
-        port,
-        &[
-            "--json",
-            "--time",
-            "1",
-            "--omit",
-            "1",
-            "--interval",
-            "0.5",
-            "--rate",
-            "200M",
-        ],
-    );
-    server.wait().unwrap();
+    let mut one_off = server(port);
+    let out = client(port, &[&["--json"], args].concat());
+    one_off.wait().unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn intervals_are_as_long_as_asked_and_omitted_ones_stay_out_of_the_summary() {
+    let v = json_test(&[
+        "--time",
+        "1",
+        "--omit",
+        "1",
+        "--interval",
+        "0.5",
+        "--rate",
+        "200M",
+    ]);
     assert_eq!(v["omit_seconds"], 1);
     let intervals = v["intervals"].as_array().unwrap();
     // Half-second intervals: the first two are the omitted second.
@@ -147,20 +149,8 @@ fn a_server_refuses_a_test_it_cannot_run_and_says_why() {
 
 #[test]
 fn parallel_connections_are_reported_each_with_their_fairness() {
-    let port = free_port();
-    let mut parallel = server(port);
     // A fixed rate per connection, so that each connection's share is known: equal.
-    let out = client(
-        port,
-        &["--json", "--time", "1", "--parallel", "3", "--rate", "100M"],
-    );
-    parallel.wait().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_test(&["--time", "1", "--parallel", "3", "--rate", "100M"]);
     let receiver = &v["receiver"];
     let streams: Vec<u64> = receiver["streams"]
         .as_array()
@@ -178,10 +168,6 @@ fn parallel_connections_are_reported_each_with_their_fairness() {
     assert!((0.95..=1.0).contains(&jain), "{v}");
     // The sender's view too, and a single connection has no index.
     assert_eq!(v["sender"]["streams"].as_array().unwrap().len(), 3, "{v}");
-    let port = free_port();
-    let mut single = server(port);
-    let out = client(port, &["--json", "--time", "0.5"]);
-    single.wait().unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(v["jain_index"].is_null(), "{v}");
+    let single = json_test(&["--time", "0.5"]);
+    assert!(single["jain_index"].is_null(), "{single}");
 }
