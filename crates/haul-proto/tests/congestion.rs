@@ -659,8 +659,8 @@ fn flows_sharing_a_bottleneck_keep_it_full() {
     }
 }
 
-/// A flow that starts into a queue others keep full is not starved. Seed 48 is the one traced
-/// in docs/journal/congestion.md ("Starved newcomers"): the last of four flows at 300 ms kept none of
+/// A flow that starts into a queue others keep full is not starved. Seed 48 is the one traced in
+/// docs/journal/congestion.md ("Starved newcomers"): the last of four flows at 300 ms kept none of
 /// its share — its start-up's estimate came from a cumulative ACK held by holes, and it repaired
 /// thousands of losses at three packets per second.
 #[test]
@@ -669,11 +669,11 @@ fn a_newcomer_into_a_full_queue_is_not_starved() {
     assert!(least >= 0.25, "Jain {j:.3}, least share {least:.2}");
 }
 
-/// Latecomers that took a full queue into their base RTT lose 10–50 % round after round
-/// without seeing a queue; the flows with the true base drain for them. These seeds left the
-/// least flow 28 % (100 ms) and 2 % (300 ms) of its share before the base-RTT check started on
-/// the loss rate and repeated holes stopped counting as losses (docs/journal/congestion.md, "Latecomers and
-/// phantom losses"): now 80 % and 90 %.
+/// Latecomers that took a full queue into their base RTT lose 10–50 % round after round without
+/// seeing a queue; the flows with the true base drain for them. These seeds left the least flow 28
+/// % (100 ms) and 2 % (300 ms) of its share before the base-RTT check started on the loss rate and
+/// repeated holes stopped counting as losses (docs/journal/congestion.md, "Latecomers and phantom
+/// losses"): now 80 % and 90 %.
 #[test]
 fn latecomers_with_a_queue_in_their_base_rtt_find_it() {
     for (rtt, seed) in [(100, 51), (300, 75)] {
@@ -685,10 +685,11 @@ fn latecomers_with_a_queue_in_their_base_rtt_find_it() {
     }
 }
 
-/// Four flows at 10 ms converge: a probe adds at least a tenth of the link's capacity, the same
-/// for every flow, so a small flow's probe gains it more than a large one's (additive increase;
-/// docs/journal/congestion.md, "Additive probes"). Over seeds 1–8 the Jain index was 0.88–0.99 (median 0.96)
-/// with probes of a quarter of each flow's own rate, and is 0.97–1.00 (median 0.99) now.
+/// Four flows at 10 ms converge: a probe adds at least a tenth of the link's capacity, the same for
+/// every flow, so a small flow's probe gains it more than a large one's (additive increase;
+/// docs/journal/congestion.md, "Additive probes"). Over seeds 1–8 the Jain index was 0.88–0.99
+/// (median 0.96) with probes of a quarter of each flow's own rate, and is 0.97–1.00 (median 0.99)
+/// now.
 #[test]
 fn four_flows_on_a_short_path_converge() {
     let mut js: Vec<f64> = (1..=8).map(|seed| share(4, 10, seed).0).collect();

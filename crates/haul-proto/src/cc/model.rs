@@ -202,13 +202,13 @@ const MIN_WINDOW: f64 = 128.0;
 const ACK_INTERVAL: Duration = Duration::from_millis(10);
 /// Round length before the first RTT sample.
 const DEFAULT_RTT: Duration = Duration::from_millis(100);
-/// Scavenger: the queueing delay it stays under. Above it, each round scales the rate by
-/// `1 − 0.3 × (queue ÷ target − 1)`, at most by [`SCAVENGER_BACKOFF`] (a full queue of a TCP
-/// flow at 30 ms backs it off at once, its own 12 ms of queue by 6 %), down to
-/// [`SCAVENGER_FLOOR`]; below it, each round adds [`SCAVENGER_STEP`] × `(1 − queue ÷ target)`
-/// — LEDBAT's proportional controller: 20 quiet rounds from the floor back to the estimate.
-/// Measured in the lab against CUBIC (docs/journal/congestion.md): 0.1 per round, whatever the queue,
-/// took back each gap CUBIC left and kept it at 50–64 of 100 Mbit/s at 30 ms.
+/// Scavenger: the queueing delay it stays under. Above it, each round scales the rate by `1 − 0.3 ×
+/// (queue ÷ target − 1)`, at most by [`SCAVENGER_BACKOFF`] (a full queue of a TCP flow at 30 ms
+/// backs it off at once, its own 12 ms of queue by 6 %), down to [`SCAVENGER_FLOOR`]; below it,
+/// each round adds [`SCAVENGER_STEP`] × `(1 − queue ÷ target)` — LEDBAT's proportional controller:
+/// 20 quiet rounds from the floor back to the estimate. Measured in the lab against CUBIC
+/// (docs/journal/congestion.md): 0.1 per round, whatever the queue, took back each gap CUBIC left
+/// and kept it at 50–64 of 100 Mbit/s at 30 ms.
 const SCAVENGER_TARGET: Duration = Duration::from_millis(10);
 const SCAVENGER_BACKOFF: f64 = 0.7;
 const SCAVENGER_FLOOR: f64 = 0.02;
@@ -572,10 +572,10 @@ impl ModelRate {
 
     /// A fair flow cruising at a quarter of its peak or more: its round's delivery sample is the
     /// mean of the round's reports, not the largest. Each report is off by a packet or a batch
-    /// (and, under random loss, by the loss's spread), and the largest of ~30 a round, kept by
-    /// a filter of ten rounds, read 2.3 % above a 100 Mbit/s lab link: every hold round queued,
-    /// and the drains that followed left the link idle (docs/journal/congestion.md, session 20). Start-up
-    /// and a collapsed flow keep the largest: their rate climbs within a round, and the
+    /// (and, under random loss, by the loss's spread), and the largest of ~30 a round, kept by a
+    /// filter of ten rounds, read 2.3 % above a 100 Mbit/s lab link: every hold round queued, and
+    /// the drains that followed left the link idle (docs/journal/congestion.md, session 20).
+    /// Start-up and a collapsed flow keep the largest: their rate climbs within a round, and the
     /// recovery rules wait on single reports seeing it. So does the scavenger, whose own scale
     /// decides how fast it comes back.
     fn steady(&self) -> bool {
@@ -847,11 +847,11 @@ impl ModelRate {
         }
         let loss_rate = self.loss_rate();
         if quiet && loss_rate < MAX_RANDOM_LOSS && !app_limited {
-            // Corrected for random loss, a round still cannot have delivered more than was
-            // sent in it or in the round before (whose packets its reports partly count). The
-            // ten-round maximum of corrected samples picked the loss count's noise from above:
-            // at 100 Mbit/s, 10 ms and 5-10 % loss the estimate ran 1-3 % above the link and
-            // queued +12-17 % of the base RTT (+10-12 % with this bound; docs/journal/congestion.md).
+            // Corrected for random loss, a round still cannot have delivered more than was sent in
+            // it or in the round before (whose packets its reports partly count). The ten-round
+            // maximum of corrected samples picked the loss count's noise from above: at 100 Mbit/s,
+            // 10 ms and 5-10 % loss the estimate ran 1-3 % above the link and queued +12-17 % of
+            // the base RTT (+10-12 % with this bound; docs/journal/congestion.md).
             let slot = &mut self.bw_rounds[self.round];
             let sent_rate = self.sent_all_pps.max(self.sent_all_pps_before);
             *slot = (*slot / (1.0 - loss_rate)).min(slot.max(sent_rate));
