@@ -36,8 +36,25 @@ fn server(port: u16) -> Child {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    sleep(Duration::from_millis(300));
-    child
+    // Until it listens (a fixed wait of 300 ms was too short on a loaded machine). Read from
+    // /proc: a probing connection would be the one-off server's one client.
+    for _ in 0..500 {
+        if listening(port) {
+            return child;
+        }
+        sleep(Duration::from_millis(10));
+    }
+    panic!("haul perf --server did not listen on port {port} within 5 s");
+}
+
+/// Whether a TCP socket listens on 127.0.0.1:`port` (from /proc/net/tcp).
+fn listening(port: u16) -> bool {
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    let local = format!("0100007F:{port:04X}");
+    table.lines().skip(1).any(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        fields.get(1) == Some(&local.as_str()) && fields.get(3) == Some(&"0A")
+    })
 }
 
 fn client(port: u16, args: &[&str]) -> Output {
