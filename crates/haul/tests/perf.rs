@@ -22,7 +22,7 @@ fn free_port() -> u16 {
 
 /// A one-off server on `port`, given time to listen.
 fn server(port: u16) -> Child {
-    let child = Command::new(HAUL)
+    let mut child = Command::new(HAUL)
         .args([
             "perf",
             "--server",
@@ -44,6 +44,8 @@ fn server(port: u16) -> Child {
         }
         sleep(Duration::from_millis(10));
     }
+    child.kill().ok();
+    child.wait().ok();
     panic!("haul perf --server did not listen on port {port} within 5 s");
 }
 
