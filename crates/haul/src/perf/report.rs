@@ -251,7 +251,9 @@ impl Summary {
             bits_per_second: receiver.bytes as f64 * 8.0 / receiver.seconds.max(1e-9),
             sender_cpu_seconds_per_gb: per_gb(sender.cpu_seconds),
             receiver_cpu_seconds_per_gb: per_gb(receiver.cpu_seconds),
-            jain_index: (receiver.streams.len() > 1)
+            // Only from a report of as many connections as the test has: an older peer sends
+            // none, and a peer's report is not trusted to size anything.
+            jain_index: (params.parallel > 1 && receiver.streams.len() == params.parallel as usize)
                 .then(|| jain(&receiver.streams))
                 .flatten(),
             sender,
