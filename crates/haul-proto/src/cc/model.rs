@@ -497,18 +497,23 @@ impl ModelRate {
     /// decrease).
     fn probe_extra(&self) -> f64 {
         let probe = CYCLE[0] - 1.0;
-        if self.alone() {
-            if self.probe_share() <= ALONE_SCALED_BELOW {
-                return probe * self.probe_share();
-            }
-            return probe;
-        }
         let bw = self.bandwidth();
-        match self.capacity {
-            Some(c) if self.policy == Policy::Fair && bw > 0.0 => {
-                probe.max(SHARE_PROBE * c / bw).min(MAX_PROBE_EXTRA)
-            }
-            _ => probe,
+        let Some(c) = self
+            .capacity
+            .filter(|_| self.policy == Policy::Fair && bw > 0.0)
+        else {
+            return probe;
+        };
+        if bw < ALONE * c || bw > CAPACITY_CREDIBLE * c {
+            // Sharing the link (or the capacity reads low, and the quarter rules).
+            return probe.max(SHARE_PROBE * c / bw).min(MAX_PROBE_EXTRA);
+        }
+        // Alone on the link (see `ALONE`).
+        let share = self.probe_share();
+        if share <= ALONE_SCALED_BELOW {
+            probe * share
+        } else {
+            probe
         }
     }
 
@@ -516,15 +521,6 @@ impl ModelRate {
     fn probe_share(&self) -> f64 {
         let round = self.round_length().max(self.last_round);
         self.base_rtt().as_secs_f64() / round.as_secs_f64()
-    }
-
-    /// A fair flow that delivers the link the receiver's packet pairs measure (see [`ALONE`]).
-    fn alone(&self) -> bool {
-        let bw = self.bandwidth();
-        self.policy == Policy::Fair
-            && self
-                .capacity
-                .is_some_and(|c| bw >= ALONE * c && bw <= CAPACITY_CREDIBLE * c)
     }
 
     fn pacing_pps(&self) -> f64 {
