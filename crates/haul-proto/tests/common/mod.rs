@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test file uses a different part of the harness
 
+pub mod cubic;
+
 use haul_proto::seq::SeqNo;
 use haul_proto::{
     Connection, ConnectionConfig, DatagramEvent, Endpoint, EndpointConfig, Event, StreamError,
