@@ -570,17 +570,19 @@ fn share(flows: usize, rtt_ms: u64, seed: u64) -> (f64, f64, f64) {
     let ci = sim.add_node(c, client);
     let si = sim.add_node(s, Host::new(cfg, true, seed + 1, now));
     sim.set_path(c, s, LinkConfig::wan(100_000_000, rtt));
-    // Flows start one second apart; with FAIR_JITTER set, 0.75–1.25 s apart, drawn from the
-    // seed: the seeds vary little else, so one flow's changed timing otherwise moves every
-    // seed's outcome alike.
+    // Flows start one second apart (FAIR_GAP_MS apart where set: 0 starts them together, as
+    // `haul perf -P` does); with FAIR_JITTER set, 0.75–1.25 s apart, drawn from the seed: the
+    // seeds vary little else, so one flow's changed timing otherwise moves every seed's outcome
+    // alike.
     let jitter = std::env::var("FAIR_JITTER").is_ok();
+    let fixed_gap = env_or("FAIR_GAP_MS", 1_000);
     for flow in 0..flows as u64 {
         let t = sim.now();
         sim.node_mut(ci).connect(t, s);
         let gap = if jitter {
             750 + (seed * 7_919 + flow * 104_729) % 500
         } else {
-            1_000
+            fixed_gap
         };
         sim.run_until(Duration::from_millis(gap), |_| false);
     }
@@ -740,8 +742,8 @@ fn random_loss_does_not_collapse_the_rate_unlike_the_reference() {
 /// Fairness over six seeds (the fixed-seed tests above see one draw of a chaotic process):
 /// prints "Jain/least share" per seed. FAIR_FIRST_SEED and FAIR_SEEDS choose others, FAIR_RTT
 /// (milliseconds, comma-separated, default 10,100) the paths, FAIR_FLOWS (default 2,4) the
-/// numbers of flows, FAIR_JITTER=1 start times that
-/// vary with the seed (see `share`), FAIR_TRACE=1 each flow's sending every half second for the
+/// numbers of flows, FAIR_GAP_MS the time between starts (default 1000), FAIR_JITTER=1 start
+/// times that vary with the seed (see `share`), FAIR_TRACE=1 each flow's sending every half second for the
 /// ten seconds after the last one started (see `trace_shares`).
 #[test]
 #[ignore = "diagnostic: takes a minute, prints fairness across seeds"]
