@@ -10,7 +10,7 @@ use haul_proto::cc::{CongestionControlFactory, ModelRateFactory, Policy, Udt4Dai
 use haul_proto::ConnectionConfig;
 use haul_sim::{LinkConfig, Simulation};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Payload bytes per datagram the simulated link carries (it counts UDP payload bytes).
 const PAYLOAD_FRACTION: f64 = 1456.0 / 1472.0;
@@ -27,6 +27,15 @@ fn config(cc: Arc<dyn CongestionControlFactory>) -> ConnectionConfig {
         congestion: cc,
         ..ConnectionConfig::default()
     }
+}
+
+/// A client host that writes an endless stream (seeded by `seed`) on every connection it opens.
+fn bulk_sender(cfg: ConnectionConfig, seed: u64, now: Instant) -> Host {
+    let mut client = Host::new(cfg, false, seed, now);
+    let mut source = Source::new(seed, u64::MAX / 2);
+    source.close_when_done = false;
+    client.source = Some(source);
+    client
 }
 
 /// One flow of the default controller for `secs` of virtual time; efficiency measured after
@@ -55,10 +64,7 @@ fn run_with(
     let mut sim: Simulation<Host> = Simulation::new(seed);
     let now = sim.now();
     let cfg = config(cc);
-    let mut client = Host::new(cfg.clone(), false, seed, now);
-    let mut source = Source::new(seed, u64::MAX / 2);
-    source.close_when_done = false;
-    client.source = Some(source);
+    let client = bulk_sender(cfg.clone(), seed, now);
     let (c, s) = (addr("10.0.0.1:1"), addr("10.0.0.2:2"));
     let ci = sim.add_node(c, client);
     let si = sim.add_node(s, Host::new(cfg, true, seed + 1, now));
@@ -154,10 +160,7 @@ fn startup_time_with(
     let mut sim: Simulation<Host> = Simulation::new(seed);
     let now = sim.now();
     let cfg = config(Arc::new(ModelRateFactory::default()));
-    let mut client = Host::new(cfg.clone(), false, seed, now);
-    let mut source = Source::new(seed, u64::MAX / 2);
-    source.close_when_done = false;
-    client.source = Some(source);
+    let client = bulk_sender(cfg.clone(), seed, now);
     let (c, s) = (addr("10.0.0.1:1"), addr("10.0.0.2:2"));
     let ci = sim.add_node(c, client);
     let si = sim.add_node(s, Host::new(cfg, true, seed + 1, now));
@@ -487,10 +490,7 @@ fn trace_one_flow() {
         policy,
         ..ModelRateFactory::default()
     }));
-    let mut client = Host::new(cfg.clone(), false, seed, now);
-    let mut source = Source::new(seed, u64::MAX / 2);
-    source.close_when_done = false;
-    client.source = Some(source);
+    let client = bulk_sender(cfg.clone(), seed, now);
     let (c, s) = (addr("10.0.0.1:1"), addr("10.0.0.2:2"));
     let ci = sim.add_node(c, client);
     let si = sim.add_node(s, Host::new(cfg, true, seed + 1, now));
@@ -563,10 +563,7 @@ fn share(flows: usize, rtt_ms: u64, seed: u64) -> (f64, f64, f64) {
     let now = sim.now();
     let cfg = config(Arc::new(ModelRateFactory::default()));
     let (c, s) = (addr("10.0.0.1:1"), addr("10.0.0.2:2"));
-    let mut client = Host::new(cfg.clone(), false, seed, now);
-    let mut source = Source::new(seed, u64::MAX / 2);
-    source.close_when_done = false;
-    client.source = Some(source);
+    let client = bulk_sender(cfg.clone(), seed, now);
     let ci = sim.add_node(c, client);
     let si = sim.add_node(s, Host::new(cfg, true, seed + 1, now));
     sim.set_path(c, s, LinkConfig::wan(100_000_000, rtt));
@@ -777,10 +774,7 @@ fn recovery_after_a_stall(rate: u64, rtt_ms: u64, seed: u64, halves: usize) -> V
     let mut sim: Simulation<Host> = Simulation::new(seed);
     let now = sim.now();
     let cfg = config(Arc::new(ModelRateFactory::default()));
-    let mut client = Host::new(cfg.clone(), false, seed, now);
-    let mut source = Source::new(seed, u64::MAX / 2);
-    source.close_when_done = false;
-    client.source = Some(source);
+    let client = bulk_sender(cfg.clone(), seed, now);
     let (c, s) = (addr("10.0.0.1:1"), addr("10.0.0.2:2"));
     let ci = sim.add_node(c, client);
     let si = sim.add_node(s, Host::new(cfg, true, seed + 1, now));
@@ -1021,10 +1015,7 @@ fn beside_a_loss_based_flow(rtt_ms: u64, with_scavenger: bool) -> (f64, f64, f64
     let now = sim.now();
     let cfg = config(Arc::new(Udt4DaimdFactory));
     let (c, s) = (addr("10.0.0.1:1"), addr("10.0.0.2:2"));
-    let mut client = Host::new(cfg.clone(), false, 3, now);
-    let mut source = Source::new(3, u64::MAX / 2);
-    source.close_when_done = false;
-    client.source = Some(source);
+    let client = bulk_sender(cfg.clone(), 3, now);
     let ci = sim.add_node(c, client);
     sim.add_node(s, Host::new(cfg, true, 4, now));
     sim.set_path(
@@ -1104,10 +1095,7 @@ fn beside_cubic(rtt_ms: u64, seed: u64, policy: Policy) -> Shares {
         policy,
         ..ModelRateFactory::default()
     }));
-    let mut client = Host::new(cfg.clone(), false, seed, now);
-    let mut source = Source::new(seed, u64::MAX / 2);
-    source.close_when_done = false;
-    client.source = Some(source);
+    let client = bulk_sender(cfg.clone(), seed, now);
     let ci = sim.add_node(c, client);
     let si = sim.add_node(s, Host::new(cfg.clone(), true, seed + 1, now));
     sim.set_path(

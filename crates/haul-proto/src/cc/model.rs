@@ -779,7 +779,7 @@ impl ModelRate {
         {
             tracing::debug!(
                 bw,
-                "a queue stood through drains without loss: another flow's"
+                "a queue grew through drains without loss: another flow's"
             );
             self.foreign_queue = true;
         }
