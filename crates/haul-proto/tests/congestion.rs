@@ -458,15 +458,23 @@ fn efficiency_across_seeds() {
     let mean = |f: fn(&Run) -> f64| runs.iter().map(f).sum::<f64>() / runs.len() as f64;
     let each: Vec<String> = runs
         .iter()
-        .map(|r| format!("{:.3}/{:.3}", r.efficiency, r.retransmitted))
+        .map(|r| {
+            format!(
+                "{:.3}/{:.3}/+{:.0}%",
+                r.efficiency,
+                r.retransmitted,
+                r.rtt_inflation * 100.0
+            )
+        })
         .collect();
     eprintln!(
-        "{} Mbit/s {rtt} ms {:.1}%: efficiency mean {:.3} (efficiency/retransmitted: {}) retransmitted {:.3}",
+        "{} Mbit/s {rtt} ms {:.1}%: efficiency mean {:.3} (efficiency/retransmitted/RTT inflation: {}) retransmitted {:.3} RTT +{:.1}%",
         rate / 1_000_000,
         loss * 100.0,
         mean(|r| r.efficiency),
         each.join(" "),
-        mean(|r| r.retransmitted)
+        mean(|r| r.retransmitted),
+        mean(|r| r.rtt_inflation) * 100.0
     );
 }
 
@@ -476,6 +484,7 @@ fn efficiency_across_seeds() {
 #[test]
 #[ignore = "diagnostic: prints the controller's view twice a second"]
 fn trace_one_flow() {
+    log_from_env();
     let rtt = Duration::from_millis(env_or("TRACE_RTT", 100));
     // TRACE_SEED (default 1) draws the run, as `run`'s seed does.
     let seed: u64 = env_or("TRACE_SEED", 1);
