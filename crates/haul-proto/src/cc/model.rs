@@ -1110,6 +1110,13 @@ impl ModelRate {
         let restrained = self.draining_queue
             && self.queue_rounds >= FOREIGN_QUEUE_ROUNDS
             && self.bw_rounds[self.round] >= RESTRAINED_DELIVERY * self.sent_all_pps;
+        if restrained && self.queue_rounds == FOREIGN_QUEUE_ROUNDS {
+            tracing::debug!(
+                isn = self.first_seq,
+                bw = self.bandwidth(),
+                "a queue that neither grows nor goes: draining on, the estimate holds"
+            );
+        }
         if !app_limited && !restrained {
             self.round = (self.round + 1) % BW_ROUNDS;
             self.bw_rounds[self.round] = 0.0;
