@@ -1092,18 +1092,15 @@ struct Shares {
     haul_end: f64,
 }
 
-/// One CUBIC flow (the model in `common::cubic`) from 0 s and one haul flow of `policy` from
+/// One CUBIC flow (the model in `common::cubic`) from 0 s and one haul flow (`fair`) from
 /// 0.5 s on 100 Mbit/s with a 1-BDP drop-tail queue, as `bench/share.sh` runs them in the lab.
 /// With `CUBIC_TRACE` set, prints both every half second.
-fn beside_cubic(rtt_ms: u64, seed: u64, policy: Policy) -> Shares {
+fn beside_cubic(rtt_ms: u64, seed: u64) -> Shares {
     log_from_env();
     let mut sim: Simulation<Host> = Simulation::new(seed);
     let now = sim.now();
     let (c, s) = (addr("10.0.0.1:1"), addr("10.0.0.2:2"));
-    let cfg = config(Arc::new(ModelRateFactory {
-        policy,
-        ..ModelRateFactory::default()
-    }));
+    let cfg = config(Arc::new(ModelRateFactory::default()));
     let client = bulk_sender(cfg.clone(), seed, now);
     let ci = sim.add_node(c, client);
     let si = sim.add_node(s, Host::new(cfg.clone(), true, seed + 1, now));
@@ -1162,7 +1159,7 @@ fn beside_cubic(rtt_ms: u64, seed: u64, policy: Policy) -> Shares {
 fn haul_and_a_cubic_flow_each_keep_a_quarter() {
     for rtt in [30, 100] {
         for seed in 1..=2 {
-            let r = beside_cubic(rtt, seed, Policy::Fair);
+            let r = beside_cubic(rtt, seed);
             eprintln!(
                 "{rtt} ms, seed {seed}: CUBIC {:.1} ({:.1} at the end), haul {:.1} ({:.1}) Mbit/s",
                 r.cubic, r.cubic_end, r.haul, r.haul_end
@@ -1180,7 +1177,7 @@ fn haul_and_a_cubic_flow_each_keep_a_quarter() {
 fn beside_cubic_across_seeds() {
     for rtt in env_list("CUBIC_RTT", &[30, 100]) {
         for seed in 1..=env_or("CUBIC_SEEDS", 8u64) {
-            let r = beside_cubic(rtt, seed, Policy::Fair);
+            let r = beside_cubic(rtt, seed);
             eprintln!(
                 "{rtt} ms, seed {seed}: CUBIC {:5.1} ({:5.1} in the last 5 s), haul {:5.1} ({:5.1}) Mbit/s",
                 r.cubic, r.cubic_end, r.haul, r.haul_end

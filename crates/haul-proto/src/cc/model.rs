@@ -316,6 +316,9 @@ pub struct ModelRate {
     draining_queue: bool,
     /// Cruising rounds in a row that ended with a standing queue and no loss.
     queue_rounds: u32,
+    /// The last round drained on for such a queue without aging the estimate (see
+    /// [`RESTRAINED_DELIVERY`]).
+    restrained: bool,
     /// The standing queue is another flow's (see [`FOREIGN_QUEUE_ROUNDS`]), and rounds since
     /// the last cut at a loss beside it.
     foreign_queue: bool,
@@ -405,6 +408,7 @@ impl ModelRate {
             cycle: 0,
             draining_queue: false,
             queue_rounds: 0,
+            restrained: false,
             foreign_queue: false,
             rounds_since_cut: 0,
             streak_queue: Duration::ZERO,
@@ -1110,13 +1114,14 @@ impl ModelRate {
         let restrained = self.draining_queue
             && self.queue_rounds >= FOREIGN_QUEUE_ROUNDS
             && self.bw_rounds[self.round] >= RESTRAINED_DELIVERY * self.sent_all_pps;
-        if restrained && self.queue_rounds == FOREIGN_QUEUE_ROUNDS {
+        if restrained && !self.restrained {
             tracing::debug!(
                 isn = self.first_seq,
                 bw = self.bandwidth(),
                 "a queue that neither grows nor goes: draining on, the estimate holds"
             );
         }
+        self.restrained = restrained;
         if !app_limited && !restrained {
             self.round = (self.round + 1) % BW_ROUNDS;
             self.bw_rounds[self.round] = 0.0;
@@ -1411,6 +1416,16 @@ mod tests {
         }
     }
 
+    /// A loss report of `lost` packets without an RTT sample.
+    fn loss(lost: u64) -> LossSample {
+        LossSample {
+            first_lost: 0,
+            lost,
+            rtt_sample: None,
+            path: path(),
+        }
+    }
+
     /// A full ACK 10 ms after the previous one, consistent with `rate`; the sender has sent
     /// up to `largest_sent`.
     fn ack(rate: u32, rtt_ms: u64, largest_sent: u64) -> AckSample {
@@ -1452,15 +1467,7 @@ mod tests {
                 let sent = cc.largest_sent + per_ack;
                 cc.on_ack(*t, &ack(reported, rtt_ms, sent));
             }
-            cc.on_loss(
-                *t,
-                &LossSample {
-                    first_lost: 0,
-                    lost,
-                    rtt_sample: None,
-                    path: path(),
-                },
-            );
+            cc.on_loss(*t, &loss(lost));
         }
     }
 
@@ -1636,13 +1643,7 @@ mod tests {
         for i in 0..rounds as usize * 5 {
             *t += Duration::from_millis(10);
             let lost = lost[i % lost.len()];
-            let loss = LossSample {
-                first_lost: 0,
-                lost,
-                rtt_sample: None,
-                path: path(),
-            };
-            cc.on_loss(*t, &loss);
+            cc.on_loss(*t, &loss(lost));
             let sent = cc.largest_sent + sent;
             cc.on_ack(*t, &ack((served - lost) as u32 * 100, 50, sent));
         }
@@ -1705,13 +1706,7 @@ mod tests {
                 a.newly_acked = if round % 2 == 0 { 0 } else { 200 };
                 cc.on_ack(t, &a);
             }
-            let lost = LossSample {
-                first_lost: 0,
-                lost: 5,
-                rtt_sample: None,
-                path: path(),
-            };
-            cc.on_loss(t, &lost);
+            cc.on_loss(t, &loss(5));
         }
         let rate = cc.loss_rate();
         assert!((0.008..=0.012).contains(&rate), "random-loss rate {rate}");
@@ -1760,10 +1755,8 @@ mod tests {
     /// A loss report with an RTT sample of `rtt_ms`.
     fn report(cc: &mut ModelRate, t: Instant, rtt_ms: u64) {
         let loss = LossSample {
-            first_lost: 0,
-            lost: 1,
             rtt_sample: Some(Duration::from_millis(rtt_ms)),
-            path: path(),
+            ..loss(1)
         };
         cc.on_loss(t, &loss);
     }
