@@ -563,9 +563,17 @@ fn jain(rates: &[f64]) -> f64 {
 }
 
 /// `flows` senders share one 100 Mbit/s bottleneck (a router node would be needed for a shared
-/// link, so all flows run between the same two hosts, on one link). Returns (Jain index over
-/// 10–20 s, total efficiency, smallest share relative to a fair share).
+/// link, so all flows run between the same two hosts, on one link), started a second apart
+/// (FAIR_GAP_MS apart where set; see `share_started`).
 fn share(flows: usize, rtt_ms: u64, seed: u64) -> (f64, f64, f64) {
+    share_started(flows, rtt_ms, seed, env_or("FAIR_GAP_MS", 1_000))
+}
+
+/// As `share`, the flows started `gap_ms` apart (0 starts them together, as `haul perf -P`
+/// does). Returns (Jain index over ten seconds that begin 10 − flows s after the last flow
+/// started — 10–20 s for flows a second apart —, total efficiency, smallest share relative to a
+/// fair share).
+fn share_started(flows: usize, rtt_ms: u64, seed: u64, gap_ms: u64) -> (f64, f64, f64) {
     log_from_env();
     let rtt = Duration::from_millis(rtt_ms);
     let mut sim: Simulation<Host> = Simulation::new(seed);
@@ -576,19 +584,16 @@ fn share(flows: usize, rtt_ms: u64, seed: u64) -> (f64, f64, f64) {
     let ci = sim.add_node(c, client);
     let si = sim.add_node(s, Host::new(cfg, true, seed + 1, now));
     sim.set_path(c, s, LinkConfig::wan(100_000_000, rtt));
-    // Flows start one second apart (FAIR_GAP_MS apart where set: 0 starts them together, as
-    // `haul perf -P` does); with FAIR_JITTER set, 0.75–1.25 s apart, drawn from the seed: the
-    // seeds vary little else, so one flow's changed timing otherwise moves every seed's outcome
-    // alike.
+    // With FAIR_JITTER set, flows start 0.75–1.25 s apart, drawn from the seed: the seeds vary
+    // little else, so one flow's changed timing otherwise moves every seed's outcome alike.
     let jitter = std::env::var("FAIR_JITTER").is_ok();
-    let fixed_gap = env_or("FAIR_GAP_MS", 1_000);
     for flow in 0..flows as u64 {
         let t = sim.now();
         sim.node_mut(ci).connect(t, s);
         let gap = if jitter {
             750 + (seed * 7_919 + flow * 104_729) % 500
         } else {
-            fixed_gap
+            gap_ms
         };
         sim.run_until(Duration::from_millis(gap), |_| false);
     }
@@ -701,9 +706,17 @@ fn latecomers_with_a_queue_in_their_base_rtt_find_it() {
 /// now.
 #[test]
 fn four_flows_on_a_short_path_converge() {
-    let mut js: Vec<f64> = (1..=8).map(|seed| share(4, 10, seed).0).collect();
+    four_flows_converge_over_seeds_1_to_8(10, 1_000);
+}
+
+/// Four flows at `rtt_ms`, started `gap_ms` apart, over seeds 1–8: Jain's index has a median of
+/// at least 0.98 and is at least 0.95 in every seed.
+fn four_flows_converge_over_seeds_1_to_8(rtt_ms: u64, gap_ms: u64) {
+    let mut js: Vec<f64> = (1..=8)
+        .map(|seed| share_started(4, rtt_ms, seed, gap_ms).0)
+        .collect();
     js.sort_by(f64::total_cmp);
-    eprintln!("four flows at 10 ms, seeds 1-8, Jain sorted: {js:.3?}");
+    eprintln!("four flows at {rtt_ms} ms, {gap_ms} ms apart, seeds 1-8, Jain sorted: {js:.3?}");
     let median = (js[3] + js[4]) / 2.0;
     assert!(
         median >= 0.98 && js[0] >= 0.95,
@@ -712,8 +725,20 @@ fn four_flows_on_a_short_path_converge() {
     );
 }
 
-/// Issue 6's fairness target: Jain ≥ 0.98 for 2 and 4 flows. A known failure (four flows at
-/// 100 ms: Jain 0.91, the last at 76 % of its share); run it with `--ignored` while working on it.
+/// Four flows started together at 300 ms (as `haul perf -P 4` starts them) share the link: each
+/// leaves start-up with what it delivered while the buffer filled, 1.3–2× the link between them,
+/// and the cuts for estimates that overrun the link and for a queue in a hold round bring them
+/// together (docs/journal/congestion.md, "Estimates that add up to more than the link"). Seeds
+/// 1–8 read 0.845–0.964 (median 0.890) before, 0.984–0.999 since.
+#[test]
+fn four_flows_started_together_on_a_long_path_converge() {
+    four_flows_converge_over_seeds_1_to_8(300, 0);
+}
+
+/// Issue 6's fairness target: Jain ≥ 0.98 for 2 and 4 flows, on one seed (the medians over 48
+/// seeds are in docs/CONGESTION.md). A known failure: four flows at 100 ms read 0.872, the last
+/// at 68 % of its share (session 27's build 0.991; session 25's 0.91); run it with `--ignored`
+/// while working on it.
 #[test]
 #[ignore = "known failure, issue 6: flows do not converge to fair shares"]
 fn flows_share_a_bottleneck_fairly() {

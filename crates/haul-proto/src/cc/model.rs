@@ -226,6 +226,33 @@ const RESTRAINED_DELIVERY: f64 = 0.8;
 /// the lab at 30 ms haul kept 42–43 of 100 Mbit/s in three runs, at 0.7 42–72 (CUBIC down to 26).
 const FOREIGN_BACKOFF: f64 = 0.5;
 const FOREIGN_CUT_ROUNDS: u32 = 2;
+/// A fair flow that shares the link (delivers under [`ALONE`] of the packet-pair capacity C)
+/// and sees a standing queue form in a hold round — not in its probe, nor in the round that
+/// drains the probe — scales its estimate by `1 − SHARE_CUT × estimate ÷ C`: the flows' estimates
+/// add up to more than the link, and the larger a flow's share the more it gives back (at half
+/// the link 5 %, at a tenth 1 %). Drains slow every flow alike, and a probe into a full link
+/// gains in proportion to the rate, so without it the shares that start-ups left stood for
+/// seconds: two flows started together at 300 ms held 64 and 40 Mbit/s from 5 s to 20 s
+/// (docs/journal/congestion.md, "Estimates that add up to more than the link").
+const SHARE_CUT: f64 = 0.1;
+/// A fair flow that holds at least [`OVERRUN_SHARE`] of the capacity, drains for a standing
+/// queue and sees it not shrink while the buffer drops packets, estimates more than it can get:
+/// flows that start together each leave start-up with what they delivered while the buffer
+/// filled, 1.3–2× the link between them, and draining at 0.75 left the buffer full for seconds
+/// (four flows at 300 ms: rounds 6–14 after start-up at 600 ms of RTT, one flow's window stuck
+/// behind thousands of holes while another took the link). Each such round scales the estimate
+/// by this, down to [`OVERRUN_FLOOR`] of what it was when the queue began…
+const OVERRUN_CUT: f64 = 0.8;
+const OVERRUN_FLOOR: f64 = 0.5;
+/// …while the flow holds this share of the capacity: a newcomer that left start-up beside flows
+/// that hold the link delivers little while their queue stands, and cutting it as well kept it
+/// small (four flows started a second apart at 300 ms, seeds 17–40: median Jain index 0.970 →
+/// 0.899 with every flow cut)…
+const OVERRUN_SHARE: f64 = 0.35;
+/// …and while the round delivered at least this share of what the flow sent: a path that stalled
+/// delivers a fraction, and the estimate had better collapse, which starts up again (see
+/// [`COLLAPSED`]); cut to half, a flow at 1 Gbit/s and 100 ms took 5 s to climb back.
+const OVERRUN_DELIVERY: f64 = 0.5;
 /// Window before any measurement, and the floor: two light-ACK batches (one every 64 packets).
 const INITIAL_WINDOW: f64 = 32.0;
 const MIN_WINDOW: f64 = 128.0;
@@ -330,6 +357,11 @@ pub struct ModelRate {
     residual_queue: Duration,
     /// Whether a queue stood in the previous round (its drops are reported a round later).
     queue_last_round: bool,
+    /// The previous round's smallest reported RTT (whether a queue shrinks).
+    last_round_min_rtt: Option<Duration>,
+    /// The least estimate that cuts for an overrun may leave until a round ends without a
+    /// standing queue (see [`OVERRUN_CUT`]).
+    overrun_floor: Option<f64>,
     /// Loss accounting: this round's counts, and quiet rounds' losses and sends, each decayed
     /// by [`LOSS_MEMORY`] per quiet round (their ratio is the random-loss rate).
     round_lost: u64,
@@ -414,6 +446,8 @@ impl ModelRate {
             streak_queue: Duration::ZERO,
             residual_queue: Duration::ZERO,
             queue_last_round: false,
+            last_round_min_rtt: None,
+            overrun_floor: None,
             round_lost: 0,
             round_acked: 0,
             round_jumped: false,
@@ -821,13 +855,56 @@ impl ModelRate {
         if self.foreign_queue && round_lost > 0 && self.rounds_since_cut >= FOREIGN_CUT_ROUNDS {
             tracing::debug!(bw, "loss beside another flow's queue: cut");
             self.rounds_since_cut = 0;
+            self.scale_estimate(FOREIGN_BACKOFF);
+        }
+    }
+
+    /// A standing queue formed in a hold round of a fair flow that shares the link: give back in
+    /// proportion to the share (see [`SHARE_CUT`]).
+    fn cut_by_share(&mut self, bw: f64) {
+        let Some(c) = self.capacity.filter(|&c| bw < ALONE * c) else {
+            return;
+        };
+        let factor = 1.0 - SHARE_CUT * bw / c;
+        tracing::debug!(
+            isn = self.first_seq,
+            bw,
+            factor,
+            "a queue in a hold round: cut by share"
+        );
+        self.scale_estimate(factor);
+    }
+
+    /// A drain round's queue did not shrink and the buffer dropped packets: the estimate overruns
+    /// the link (see [`OVERRUN_CUT`]).
+    fn cut_for_overrun(&mut self, bw: f64) {
+        let large = self.capacity.is_some_and(|c| bw >= OVERRUN_SHARE * c);
+        let delivered = self.bw_rounds[self.round] >= OVERRUN_DELIVERY * self.sent_all_pps;
+        if !large || !delivered {
+            return;
+        }
+        let floor = *self.overrun_floor.get_or_insert(OVERRUN_FLOOR * bw);
+        let cut = (OVERRUN_CUT * bw).max(floor);
+        if cut < bw {
+            tracing::debug!(
+                isn = self.first_seq,
+                bw,
+                cut,
+                "a drain into an overflowing queue: cut"
+            );
             for slot in &mut self.bw_rounds {
-                *slot *= FOREIGN_BACKOFF;
+                *slot = slot.min(cut);
             }
         }
     }
 
-    /// Runs once per round: ages the bandwidth filter, advances the phase, updates the loss rate.
+    /// Scales every round of the bandwidth filter by `factor`.
+    fn scale_estimate(&mut self, factor: f64) {
+        for slot in &mut self.bw_rounds {
+            *slot *= factor;
+        }
+    }
+
     /// How long a round lasts: a round trip, and at least one ACK interval more so that every
     /// round sees ACKs.
     fn round_length(&self) -> Duration {
@@ -842,6 +919,7 @@ impl ModelRate {
         }
     }
 
+    /// Runs once per round: ages the bandwidth filter, advances the phase, updates the loss rate.
     fn next_round(&mut self, now: Instant) {
         // A round in which the sender ran out of data measured the application, not the path:
         // it neither ages the bandwidth filter nor counts towards leaving startup or probing
@@ -1043,6 +1121,7 @@ impl ModelRate {
                     self.headroom_probes = 0;
                     self.phase = Phase::Startup;
                     self.restarted = true;
+                    self.overrun_floor = None;
                     self.full_bw = bw;
                     self.flat_rounds = 0;
                     self.cycle = FIRST_HOLD;
@@ -1052,6 +1131,20 @@ impl ModelRate {
                     // Draining needs a queue seen, not merely one not ruled out: without an RTT
                     // sample, draining every round would halve the rate every few rounds.
                     self.watch_foreign_queue(standing, queueing, round_lost, bw);
+                    if standing == Some(false) {
+                        self.overrun_floor = None;
+                    } else if fair && standing == Some(true) && !self.foreign_queue {
+                        if self.draining_queue {
+                            let not_shrinking = round_min_rtt
+                                .zip(self.last_round_min_rtt)
+                                .is_some_and(|(now, before)| now + QUEUE_SLACK >= before);
+                            if not_shrinking && round_lost > 0 {
+                                self.cut_for_overrun(bw);
+                            }
+                        } else if ended_cycle >= FIRST_HOLD {
+                            self.cut_by_share(bw);
+                        }
+                    }
                     self.draining_queue =
                         (standing == Some(true) && !self.foreign_queue) || heavy_loss;
                     let suspect = heavy_loss
@@ -1122,11 +1215,13 @@ impl ModelRate {
             );
         }
         self.restrained = restrained;
+        let round_sample = self.bw_rounds[self.round];
         if !app_limited && !restrained {
             self.round = (self.round + 1) % BW_ROUNDS;
             self.bw_rounds[self.round] = 0.0;
         }
         self.round_start = now;
+        self.last_round_min_rtt = round_min_rtt;
         tracing::trace!(
             isn = self.first_seq,
             phase = ?self.phase,
@@ -1138,6 +1233,7 @@ impl ModelRate {
             round_min_rtt = ?round_min_rtt,
             residual = ?self.residual_queue,
             bw_pps = self.bandwidth(),
+            round_sample,
             min_rtt = ?self.min_rtt.map(|(r, _)| r),
             loss = self.loss_rate(),
             queue,
@@ -2102,6 +2198,83 @@ mod tests {
         assert!(cc.draining_queue && !cc.foreign_queue);
         // Drained for, round after round: the estimate does not follow the drains down.
         assert!(cc.bandwidth() >= 9_000.0, "{}", cc.bandwidth());
+    }
+
+    /// Ends the current round 60 ms after it began, with `rtt_ms` its smallest reported RTT,
+    /// `sent_pps` packets per second sent in it and `lost` packets lost; its delivery sample is
+    /// what the test put in its slot of the filter (reports and ACKs so far are dropped).
+    fn end_round(cc: &mut ModelRate, rtt_ms: u64, sent_pps: f64, lost: u64) {
+        let now = cc.round_start + Duration::from_millis(60);
+        cc.round_reports = (0.0, 0);
+        cc.round_acked = 0;
+        cc.round_min_rtt = Some(Duration::from_millis(rtt_ms));
+        cc.largest_sent = cc.sent_at_round_start + (sent_pps * 0.06) as u64;
+        cc.round_lost = lost;
+        cc.next_round(now);
+    }
+
+    #[test]
+    fn a_queue_formed_in_a_hold_round_costs_a_flow_in_proportion_to_its_share() {
+        // (capacity, cycle, the estimate's factor): a flow at half the link gives back 5 %, at a
+        // tenth 1 %; a flow alone on the link, and the queue of a probe, cost nothing.
+        for (capacity, cycle, factor) in [
+            (2.0, FIRST_HOLD + 1, 0.95),
+            (10.0, FIRST_HOLD + 1, 0.99),
+            (1.05, FIRST_HOLD + 1, 1.0),
+            (2.0, 0, 1.0),
+        ] {
+            let mut t = Instant::now();
+            let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+            feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+            assert!(cc.phase == Phase::Cruise && !cc.draining_queue);
+            let bw = cc.bandwidth();
+            cc.capacity = Some(capacity * bw);
+            cc.cycle = cycle;
+            end_round(&mut cc, 90, bw, 0);
+            let got = cc.bandwidth() / bw;
+            assert!(
+                (got - factor).abs() < 1e-6,
+                "{capacity} × bw, cycle {cycle}: {got}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_large_flow_draining_into_an_overflowing_queue_cuts_its_estimate_to_half_at_most() {
+        // (capacity as a multiple of the estimate, delivered share of what was sent, the
+        // estimate after four such rounds): cut by 0.8 a round down to half (a flow at 0.83 of
+        // the link); cut while it holds OVERRUN_SHARE of the link (at half the link, twice);
+        // a flow that holds less, or whose path delivers a fraction of what it sends (a
+        // stall), keeps its estimate.
+        for (capacity, delivered, after) in [
+            (1.2, 0.9, 0.5),
+            (2.0, 0.9, 0.64),
+            (4.0, 0.9, 1.0),
+            (1.2, 0.2, 1.0),
+        ] {
+            let mut t = Instant::now();
+            let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+            feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+            let bw = cc.bandwidth();
+            cc.capacity = Some(capacity * bw);
+            // Draining for a queue that stood last round at 90 ms; it stays, and the buffer drops.
+            cc.draining_queue = true;
+            cc.last_round_min_rtt = Some(Duration::from_millis(90));
+            for _ in 0..4 {
+                let sent = DRAIN_QUEUE_GAIN * cc.bandwidth();
+                cc.bw_rounds[cc.round] = delivered * sent;
+                end_round(&mut cc, 90, sent, 10);
+            }
+            let got = cc.bandwidth() / bw;
+            assert!(
+                (got - after).abs() < 1e-6,
+                "capacity {capacity} × bw, delivered {delivered}: {got}"
+            );
+            // A round without the queue ends the episode: the next may cut from there.
+            let bw = cc.bandwidth();
+            end_round(&mut cc, 50, bw, 0);
+            assert_eq!(cc.overrun_floor, None);
+        }
     }
 
     #[test]
