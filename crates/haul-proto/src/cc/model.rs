@@ -875,12 +875,16 @@ impl ModelRate {
         self.scale_estimate(factor);
     }
 
-    /// A drain round's queue did not shrink and the buffer dropped packets: the estimate overruns
-    /// the link (see [`OVERRUN_CUT`]).
-    fn cut_for_overrun(&mut self, bw: f64) {
+    /// A drain round ended with a standing queue whose smallest RTT was `round_min_rtt` and
+    /// `round_lost` packets lost: if the queue did not shrink while the buffer dropped packets,
+    /// the estimate overruns the link (see [`OVERRUN_CUT`]).
+    fn cut_for_overrun(&mut self, bw: f64, round_min_rtt: Option<Duration>, round_lost: u64) {
+        let not_shrinking = round_min_rtt
+            .zip(self.last_round_min_rtt)
+            .is_some_and(|(now, before)| now + QUEUE_SLACK >= before);
         let large = self.capacity.is_some_and(|c| bw >= OVERRUN_SHARE * c);
         let delivered = self.bw_rounds[self.round] >= OVERRUN_DELIVERY * self.sent_all_pps;
-        if !large || !delivered {
+        if !not_shrinking || round_lost == 0 || !large || !delivered {
             return;
         }
         let floor = *self.overrun_floor.get_or_insert(OVERRUN_FLOOR * bw);
@@ -1135,12 +1139,7 @@ impl ModelRate {
                         self.overrun_floor = None;
                     } else if fair && standing == Some(true) && !self.foreign_queue {
                         if self.draining_queue {
-                            let not_shrinking = round_min_rtt
-                                .zip(self.last_round_min_rtt)
-                                .is_some_and(|(now, before)| now + QUEUE_SLACK >= before);
-                            if not_shrinking && round_lost > 0 {
-                                self.cut_for_overrun(bw);
-                            }
+                            self.cut_for_overrun(bw, round_min_rtt, round_lost);
                         } else if ended_cycle >= FIRST_HOLD {
                             self.cut_by_share(bw);
                         }
@@ -1539,6 +1538,15 @@ mod tests {
         }
     }
 
+    /// A fair flow cruising at 10 000 packets per second over a 50 ms base RTT (twenty rounds
+    /// fed), and the time it has reached.
+    fn cruising() -> (ModelRate, Instant) {
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+        feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+        (cc, t)
+    }
+
     /// Feeds `rounds` rounds of 50 ms with the given delivery rate, RTT and losses per round
     /// (the sender sends what is delivered plus what is lost).
     fn feed(cc: &mut ModelRate, t: &mut Instant, rounds: u32, rate: u32, rtt_ms: u64, lost: u64) {
@@ -1657,9 +1665,7 @@ mod tests {
 
     #[test]
     fn a_cruising_round_counts_the_mean_of_its_reports_not_the_largest() {
-        let mut t = Instant::now();
-        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-        feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+        let (mut cc, mut t) = cruising();
         assert_eq!(cc.phase, Phase::Cruise);
         // Reports that scatter ±5 % around the link, as batching makes them.
         for i in 0..12 * 6 {
@@ -1716,9 +1722,7 @@ mod tests {
 
     #[test]
     fn loss_correction_does_not_lift_the_estimate_above_what_was_sent() {
-        let mut t = Instant::now();
-        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-        feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+        let (mut cc, mut t) = cruising();
         // 10 000 packets per second sent, 5 % of them lost, and reports that read high: all
         // 10 000 arrived. Divided by 1 - 5 % they would say 10 526.
         feed_sending(&mut cc, &mut t, 40, 100, 10_000, 50, 25);
@@ -1747,9 +1751,7 @@ mod tests {
 
     #[test]
     fn a_round_counts_its_own_losses_as_served_not_the_mean_loss_rate() {
-        let mut t = Instant::now();
-        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-        feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+        let (mut cc, mut t) = cruising();
         // 10 % of what is served lost on average, 4 % for two rounds and 16 % for the next two,
         // while the sender sends 20 % more than the link serves (a probe): arrivals read 8 400–
         // 9 600 packets per second, and divided by 1 − the recent loss rate the lucky rounds
@@ -1763,9 +1765,7 @@ mod tests {
 
     #[test]
     fn losses_beyond_random_loss_are_not_served() {
-        let mut t = Instant::now();
-        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-        feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+        let (mut cc, mut t) = cruising();
         feed_served(&mut cc, &mut t, 20, (100, 100), &[2]);
         // Twice as much sent, and half of it lost without a queue in sight (a flow that took a
         // queue for its base RTT overflows it): arrivals and losses add up to the 20 000 packets
@@ -1790,9 +1790,7 @@ mod tests {
 
     #[test]
     fn loss_rate_counts_packets_sent_not_the_jumps_of_the_cumulative_ack() {
-        let mut t = Instant::now();
-        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-        feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+        let (mut cc, mut t) = cruising();
         // 1 % lost, 500 packets sent per round; the cumulative ACK, stuck behind holes, moves
         // in alternate rounds only (nothing, then two rounds' worth).
         for round in 0..40 {
@@ -1810,9 +1808,7 @@ mod tests {
 
     #[test]
     fn hold_phases_drain_a_queue_below_the_threshold() {
-        let mut t = Instant::now();
-        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-        feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+        let (mut cc, mut t) = cruising();
         // 3 ms above the base: under the 7 ms that counts as a standing queue.
         feed(&mut cc, &mut t, 16, 10_000, 53, 0);
         assert!(!cc.draining_queue);
@@ -1944,9 +1940,7 @@ mod tests {
 
     #[test]
     fn a_jump_of_the_cumulative_ack_over_a_filled_hole_is_no_delivery_rate() {
-        let mut t = Instant::now();
-        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-        feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+        let (mut cc, mut t) = cruising();
         assert_eq!(cc.phase, Phase::Cruise);
         let estimate = cc.bandwidth();
         // Held by its window behind holes: two rounds without a new packet sent or a packet
@@ -2040,9 +2034,7 @@ mod tests {
 
     #[test]
     fn heavy_loss_is_drained_even_without_a_queue() {
-        let mut t = Instant::now();
-        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-        feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+        let (mut cc, mut t) = cruising();
         assert_eq!(cc.phase, Phase::Cruise);
         // 10 % lost, the RTT flat: random loss, no drain.
         feed(&mut cc, &mut t, 10, 9_000, 50, 50);
@@ -2059,9 +2051,7 @@ mod tests {
 
     #[test]
     fn heavy_loss_without_a_queue_checks_the_base_rtt() {
-        let mut t = Instant::now();
-        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-        feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+        let (mut cc, mut t) = cruising();
         // 10 % lost, the RTT flat, for a long while: random loss, nothing to check.
         feed(&mut cc, &mut t, 100, 9_000, 50, 50);
         assert!(cc.base_check_end.is_none());
@@ -2091,9 +2081,7 @@ mod tests {
 
     #[test]
     fn a_loss_rate_random_loss_does_not_explain_checks_the_base_rtt() {
-        let mut t = Instant::now();
-        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-        feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+        let (mut cc, mut t) = cruising();
         // Half lost, then a tenth twice, and so on, the RTT flat: no two rounds in a row lose
         // a fifth, but the loss rate over them is a third.
         let mut rounds = 0;
@@ -2126,9 +2114,7 @@ mod tests {
 
     #[test]
     fn loss_with_a_standing_queue_is_taken_as_congestion() {
-        let mut t = Instant::now();
-        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-        feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+        let (mut cc, mut t) = cruising();
         // The RTT doubles and 10 % is lost: only what arrives counts, for ten rounds and more.
         feed(&mut cc, &mut t, 12, 6_000, 100, 50);
         assert!(cc.bandwidth() < 6_100.0, "{}", cc.bandwidth());
@@ -2136,9 +2122,7 @@ mod tests {
 
     #[test]
     fn a_queue_that_grows_through_loss_free_drains_is_another_flows() {
-        let mut t = Instant::now();
-        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-        feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+        let (mut cc, mut t) = cruising();
         // A loss-based flow keeps 30 ms of queue: the first rounds drain for it…
         feed(&mut cc, &mut t, 3, 8_000, 80, 0);
         assert!(cc.draining_queue && !cc.foreign_queue);
@@ -2174,9 +2158,7 @@ mod tests {
         // flow that started into a full queue and does not see it overflows the buffer round
         // after round: the flows that see the queue drain for it, as for their own.
         for (growth, lost) in [(0, 0), (1, 5)] {
-            let mut t = Instant::now();
-            let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-            feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+            let (mut cc, mut t) = cruising();
             for round in 0..20 {
                 feed(&mut cc, &mut t, 1, 8_000, 80 + growth * round, lost);
             }
@@ -2188,9 +2170,7 @@ mod tests {
     fn draining_on_for_a_queue_that_neither_grows_nor_overflows_holds_the_estimate() {
         // A CUBIC flow near its last maximum fills what haul leaves and no more: the queue
         // stands, loss-free, neither growing nor going, and what haul sends gets through.
-        let mut t = Instant::now();
-        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-        feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+        let (mut cc, mut t) = cruising();
         for _ in 0..40 {
             let sending = (1.0 / cc.pacing_period().as_secs_f64()) as u32;
             feed(&mut cc, &mut t, 1, sending, 80, 0);
@@ -2223,9 +2203,7 @@ mod tests {
             (1.05, FIRST_HOLD + 1, 1.0),
             (2.0, 0, 1.0),
         ] {
-            let mut t = Instant::now();
-            let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-            feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+            let (mut cc, _) = cruising();
             assert!(cc.phase == Phase::Cruise && !cc.draining_queue);
             let bw = cc.bandwidth();
             cc.capacity = Some(capacity * bw);
@@ -2252,9 +2230,7 @@ mod tests {
             (4.0, 0.9, 1.0),
             (1.2, 0.2, 1.0),
         ] {
-            let mut t = Instant::now();
-            let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-            feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+            let (mut cc, _) = cruising();
             let bw = cc.bandwidth();
             cc.capacity = Some(capacity * bw);
             // Draining for a queue that stood last round at 90 ms; it stays, and the buffer drops.
@@ -2279,9 +2255,7 @@ mod tests {
 
     #[test]
     fn only_a_pause_of_a_round_restarts_one() {
-        let mut t = Instant::now();
-        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-        feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+        let (mut cc, mut t) = cruising();
         let started = cc.round_start;
         // Ran dry for 100 µs (a writer a moment behind the pacer): the round goes on.
         t += Duration::from_millis(1);
@@ -2298,9 +2272,7 @@ mod tests {
     fn a_standing_queue_is_drained_even_when_the_sender_runs_dry() {
         // A receiver short of CPU queues in its socket buffer while the sender's writer, on the
         // same cores, falls behind now and then: the queue is the path's, and it is drained.
-        let mut t = Instant::now();
-        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-        feed(&mut cc, &mut t, 20, 10_000, 50, 0);
+        let (mut cc, mut t) = cruising();
         for _ in 0..3 * 5 {
             t += Duration::from_millis(10);
             cc.on_app_limited(t);
