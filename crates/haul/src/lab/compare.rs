@@ -169,7 +169,13 @@ pub fn run(args: CompareArgs) -> Result<ExitCode> {
     write("results.json", serde_json::to_string_pretty(&results)?)?;
     let medians = compare::medians(&results);
     let wins = compare::wins_table(&medians);
-    write("wins.md", format!("# Which transport wins\n{wins}"))?;
+    write(
+        "wins.md",
+        format!(
+            "# Which transport wins\n\nEach transport's median run per cell (of an even number of \
+             runs the lower middle one); results.csv has every run.\n{wins}"
+        ),
+    )?;
     let plots = haul_lab::plot::write_all(&medians, &args.out).map_err(anyhow::Error::msg)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&medians)?);
