@@ -186,7 +186,10 @@ fn quick_compare_writes_csv_json_table_and_plots() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
     assert_eq!(json.as_array().unwrap().len(), 16);
     let wins = std::fs::read_to_string(dir.join("wins.md")).unwrap();
-    assert!(wins.contains("| 100 Mbit/s |") && wins.contains("median run"), "{wins}");
+    assert!(
+        wins.contains("| 100 Mbit/s |") && wins.contains("median run"),
+        "{wins}"
+    );
     for loss in ["0", "1"] {
         let svg =
             std::fs::read_to_string(dir.join(format!("goodput-100mbit-loss{loss}.svg"))).unwrap();
