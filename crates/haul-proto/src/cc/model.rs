@@ -880,12 +880,12 @@ impl ModelRate {
         let Some(capacity) = self.capacity else {
             return;
         };
-        let not_shrinking = round_min_rtt
+        let queue_held = round_min_rtt
             .zip(self.last_round_min_rtt)
             .is_some_and(|(now, before)| now + QUEUE_SLACK >= before);
         let floor = OVERRUN_SHARE * capacity;
         let delivered = self.bw_rounds[self.round] >= OVERRUN_DELIVERY * self.sent_all_pps;
-        if !not_shrinking || round_lost == 0 || bw < floor || !delivered {
+        if !queue_held || round_lost == 0 || bw < floor || !delivered {
             return;
         }
         let cut = (OVERRUN_CUT * bw).max(floor);
@@ -1544,6 +1544,15 @@ mod tests {
         (cc, t)
     }
 
+    /// A flow cruising as in [`cruising`] on a link whose packet-pair capacity is `multiple` ×
+    /// its estimate, and that estimate.
+    fn cruising_beside_capacity(multiple: f64) -> (ModelRate, f64) {
+        let (mut cc, _) = cruising();
+        let bw = cc.bandwidth();
+        cc.capacity = Some(multiple * bw);
+        (cc, bw)
+    }
+
     /// Feeds `rounds` rounds of 50 ms with the given delivery rate, RTT and losses per round
     /// (the sender sends what is delivered plus what is lost).
     fn feed(cc: &mut ModelRate, t: &mut Instant, rounds: u32, rate: u32, rtt_ms: u64, lost: u64) {
@@ -2200,10 +2209,8 @@ mod tests {
             (1.05, FIRST_HOLD + 1, 1.0),
             (2.0, 0, 1.0),
         ] {
-            let (mut cc, _) = cruising();
+            let (mut cc, bw) = cruising_beside_capacity(capacity);
             assert!(cc.phase == Phase::Cruise && !cc.draining_queue);
-            let bw = cc.bandwidth();
-            cc.capacity = Some(capacity * bw);
             cc.cycle = cycle;
             end_round(&mut cc, 90, bw, 0);
             let got = cc.bandwidth() / bw;
@@ -2227,9 +2234,7 @@ mod tests {
             (4.0, 0.9, 1.0),
             (1.2, 0.2, 1.0),
         ] {
-            let (mut cc, _) = cruising();
-            let bw = cc.bandwidth();
-            cc.capacity = Some(capacity * bw);
+            let (mut cc, bw) = cruising_beside_capacity(capacity);
             // Draining for a queue that stood last round at 90 ms; it stays, and the buffer drops.
             cc.draining_queue = true;
             cc.last_round_min_rtt = Some(Duration::from_millis(90));
