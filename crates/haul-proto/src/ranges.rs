@@ -101,6 +101,14 @@ impl<V: Copy> RangeMap<V> {
         removed
     }
 
+    /// Whether every number of `start..=end` is held.
+    pub fn contains_range(&self, start: u64, end: u64) -> bool {
+        self.ranges
+            .range(..=start)
+            .next_back()
+            .is_some_and(|(_, &(e, _))| e >= end)
+    }
+
     /// Removes one number. Returns whether it was held.
     pub fn remove(&mut self, n: u64) -> bool {
         self.remove_range(n, n) == 1
@@ -167,6 +175,7 @@ mod tests {
                 }
                 prop_assert_eq!(map.count() as usize, model.len());
                 prop_assert_eq!(map.first(), model.iter().next().copied());
+                prop_assert_eq!(map.contains_range(a, b), (a..=b).all(|x| model.contains(&x)));
                 let flat: Vec<u64> = map.iter().flat_map(|(s, e, _)| s..=e).collect();
                 prop_assert_eq!(flat, model.iter().copied().collect::<Vec<_>>());
                 // Ranges stay disjoint and non-adjacent.

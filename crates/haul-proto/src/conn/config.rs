@@ -79,8 +79,9 @@ pub struct ConnectionConfig {
     pub rendezvous_timeout: Duration,
     /// Send a keep-alive when nothing was sent for this long.
     pub keepalive_interval: Duration,
-    /// Re-send NAKs for packets still missing after an RTO (the reference never does).
-    pub periodic_nak: bool,
+    /// Report losses more than once (the reference never does): each gap again with the next
+    /// one, and what is still missing after an RTO again on a timer.
+    pub repeat_loss_reports: bool,
     /// Largest number of equal-size packets one transmit may carry (UDP GSO); 1 disables batching.
     pub max_segments: usize,
     /// Largest size of one transmit in bytes (one GSO send is one UDP datagram: 65 507 bytes).
@@ -105,7 +106,7 @@ impl Default for ConnectionConfig {
             connect_timeout: Duration::from_secs(3),
             rendezvous_timeout: Duration::from_secs(30),
             keepalive_interval: Duration::from_secs(1),
-            periodic_nak: true,
+            repeat_loss_reports: true,
             max_segments: 64,
             max_batch_bytes: 65_507,
             congestion: Arc::new(ModelRateFactory::default()),

@@ -305,6 +305,8 @@ pub struct Connection {
     recv: RecvBuffer,
     rcv_max: u64,
     rcv_loss: RangeMap<Missing>,
+    /// The last gap reported on arrival and when, reported again with the next one.
+    last_gap: Option<(u64, u64, Instant)>,
     rcv_last_ack: u64,
     rcv_last_ack2: u64,
     last_full_ack: Instant,
@@ -395,6 +397,7 @@ impl Connection {
             deferred: None,
             rcv_max: peer_isn.start(),
             rcv_loss: RangeMap::new(),
+            last_gap: None,
             rcv_last_ack: peer_isn.start(),
             rcv_last_ack2: peer_isn.start(),
             last_full_ack: now,
@@ -1105,7 +1108,7 @@ impl Connection {
             self.stats.packets_lost +=
                 self.rcv_loss
                     .insert(first, last, Missing { last_reported: now });
-            self.send_nak(&[(first, last)]);
+            self.report_gap(now, first, last);
         }
         if seq >= self.rcv_max {
             self.rcv_max = seq + 1;
@@ -1299,17 +1302,24 @@ impl Connection {
         for range in list.iter() {
             let start = range.start.extend(first_unacked).unwrap_or(0);
             let end = start + range.start.offset_to(range.end) as u64;
-            if end >= first_unacked {
-                newly_lost += self.insert_lost(now, start.max(first_unacked), end);
-            }
+            let added = if end >= first_unacked {
+                self.insert_lost(now, start.max(first_unacked), end)
+            } else {
+                0
+            };
+            newly_lost += added;
             // The receiver reports a gap the moment the packet after it arrives: the time since
             // that packet left is a round trip that no hole delays. Not so a re-report (the
             // gap's first packet was retransmitted already): it comes on the receiver's timer.
-            let first_report = self
-                .send
-                .packet(start)
-                .and_then(|p| p.last_sent)
-                .is_some_and(|(_, retransmitted)| !retransmitted);
+            // Nor a repeat of what is listed for retransmission already (re-reports go twice,
+            // and a gap rides again with the next): its time is the repeat's, and two such
+            // in a row would read as a queue.
+            let first_report = added > 0
+                && self
+                    .send
+                    .packet(start)
+                    .and_then(|p| p.last_sent)
+                    .is_some_and(|(_, retransmitted)| !retransmitted);
             let after = self.send.packet(end + 1).and_then(|p| p.last_sent);
             if let Some((sent, false)) = after.filter(|_| first_report) {
                 let sample = now.saturating_duration_since(sent);
@@ -1338,12 +1348,12 @@ impl Connection {
     }
 
     /// Adds `start..=end` to the retransmission list, but for packets resent less than a
-    /// smoothed RTT ago: those are on their way, and the report (the receiver repeats its holes
-    /// on a timer) cannot know of them. Returns how many it added.
+    /// smoothed RTT ago: those are on their way, and the report (the receiver repeats its holes,
+    /// with the next gap and on a timer) cannot know of them. Returns how many it added.
     fn insert_lost(&mut self, now: Instant, start: u64, end: u64) -> u64 {
-        let Some(in_flight) = self.rto.rtt() else {
-            return self.snd_loss.insert(start, end, ());
-        };
+        // Under heavy loss the sender may have no sample of its own for seconds (every ACK waits
+        // on a retransmission); the peer's estimate stands in.
+        let in_flight = self.rto.rtt().unwrap_or(self.rtt.rtt());
         let resent_lately = |send: &SendBuffer, seq: u64| {
             send.packet(seq)
                 .and_then(|p| p.last_sent)
@@ -1465,6 +1475,29 @@ impl Connection {
         self.ack_history.push_back((self.ack_no, ack, now));
     }
 
+    /// Reports a gap the moment the packet after it arrives, with the previous gap if reports
+    /// repeat and that is still missing and was reported less than half a round trip ago: a
+    /// lost report then costs the spacing of two gaps, not the re-report timer's RTO and a
+    /// round trip more. (Later, the sender may have resent it more than its RTT ago, and would
+    /// take the copy for a new loss.)
+    fn report_gap(&mut self, now: Instant, first: u64, last: u64) {
+        let fresh = self.rtt.rtt() / 2;
+        let previous = self
+            .last_gap
+            .replace((first, last, now))
+            .filter(|&(a, b, at)| {
+                self.config.repeat_loss_reports
+                    && now.saturating_duration_since(at) < fresh
+                    && self.rcv_loss.contains_range(a, b)
+            });
+        match previous {
+            // The new gap first: a UDT4 sender reads a report's first range as where the loss
+            // is (a new congestion period or not).
+            Some((a, b, _)) => self.send_nak(&[(first, last), (a, b)]),
+            None => self.send_nak(&[(first, last)]),
+        }
+    }
+
     /// Sends NAKs for the given inclusive extended ranges, split to fit packets.
     fn send_nak(&mut self, ranges: &[(u64, u64)]) {
         let mut body = std::mem::take(&mut self.scratch);
@@ -1496,7 +1529,7 @@ impl Connection {
         }
     }
 
-    /// Re-reports missing packets whose last report is older than an RTO.
+    /// Re-reports missing packets whose last report is older than an RTO, in two copies.
     fn renak(&mut self, now: Instant) {
         let interval = self.rtt.rto() + SYN;
         let per_packet = self.payload / 8;
@@ -1513,6 +1546,9 @@ impl Connection {
             }
         }
         if !due.is_empty() {
+            // Twice: a hole re-reported has cost a round trip and an RTO already, and a lost
+            // re-report would cost as much again (re-reports are few: the repairs that failed).
+            self.send_nak(&due);
             self.send_nak(&due);
         }
         self.renak_due = due;
@@ -1909,7 +1945,7 @@ impl Connection {
         }
         if now >= self.next_ack {
             self.send_ack(now, false);
-            if self.config.periodic_nak {
+            if self.config.repeat_loss_reports {
                 self.renak(now);
             }
             self.next_ack = now + SYN;
@@ -2090,6 +2126,64 @@ mod tests {
         bytes
     }
 
+    /// The loss reports `conn` sends now, each as its list of ranges (offsets from sequence
+    /// number 5, the first of [`data_packet`]'s peer).
+    fn loss_reports(conn: &mut Connection, now: Instant) -> Vec<Vec<(u32, u32)>> {
+        let isn = SeqNo::new(5).unwrap();
+        let mut reports = Vec::new();
+        let mut buf = Vec::new();
+        while let Some(t) = conn.poll_transmit(now, &mut buf) {
+            if let Ok(Packet::Control(c)) = Packet::parse(&buf[..t.size]) {
+                if let Control::Nak(list) = c.body {
+                    let offset = |s: SeqNo| isn.offset_to(s) as u32;
+                    reports.push(
+                        list.iter()
+                            .map(|r| (offset(r.start), offset(r.end)))
+                            .collect(),
+                    );
+                }
+            }
+            buf.clear();
+        }
+        reports
+    }
+
+    #[test]
+    fn a_gap_is_reported_again_with_the_next_while_it_is_missing() {
+        let (mut conn, now) = established(8);
+        let peer = conn.peer_addr();
+        let arrive = |conn: &mut Connection, at: Instant, offsets: &[u32]| {
+            for &i in offsets {
+                conn.handle_datagram(at, peer, &data_packet(5 + i, &[0; 100]));
+            }
+            loss_reports(conn, at)
+        };
+        assert_eq!(arrive(&mut conn, now, &[0, 2]), [vec![(1, 1)]]);
+        assert_eq!(
+            arrive(&mut conn, now, &[5]),
+            [vec![(3, 4), (1, 1)]],
+            "1 rides along"
+        );
+        // 3 arrives: the gap 3..=4 is no longer whole, and is not repeated.
+        assert_eq!(arrive(&mut conn, now, &[3, 7]), [vec![(6, 6)]]);
+        // Half the RTT (100 ms before any sample) later, 6 may have been resent: not repeated.
+        let later = now + Duration::from_millis(50);
+        assert_eq!(arrive(&mut conn, later, &[9]), [vec![(8, 8)]]);
+        // An RTO (RTT + 4·RTTVar) and 10 ms after their reports, the holes go out again, twice.
+        let due = conn.rtt.rto() + SYN;
+        conn.handle_timeout(now + due);
+        let renak = [vec![(1, 1), (4, 4), (6, 6)], vec![(1, 1), (4, 4), (6, 6)]];
+        assert_eq!(arrive(&mut conn, now + due, &[]), renak);
+        let (mut reference, _) = established_with(ConnectionConfig {
+            repeat_loss_reports: false,
+            ..ConnectionConfig::default()
+        });
+        assert_eq!(
+            arrive(&mut reference, now, &[0, 2, 5]),
+            [vec![(1, 1)], vec![(3, 4)]]
+        );
+    }
+
     #[test]
     fn payloads_received_as_bytes_are_read_without_a_copy() {
         let (mut conn, now) = established(8);
@@ -2197,11 +2291,12 @@ mod tests {
     }
 
     /// Paces at 1 µs with a window of 10 000, asks for repeated retransmissions or not, and
-    /// records the `lost` count of every loss report.
+    /// records the `lost` count and the RTT sample of every loss report.
     #[derive(Debug, Default, Clone)]
     struct TestCc {
         repeat: bool,
         losses: Arc<std::sync::Mutex<Vec<u64>>>,
+        samples: Arc<std::sync::Mutex<Vec<Option<Duration>>>>,
     }
 
     impl CongestionControl for TestCc {
@@ -2211,6 +2306,7 @@ mod tests {
         fn on_ack(&mut self, _: Instant, _: &AckSample) {}
         fn on_loss(&mut self, _: Instant, loss: &LossSample) {
             self.losses.lock().unwrap().push(loss.lost);
+            self.samples.lock().unwrap().push(loss.rtt_sample);
         }
         fn on_timeout(&mut self, _: Instant, _: &PathEstimate) {}
         fn pacing_period(&self) -> Duration {
@@ -2303,11 +2399,55 @@ mod tests {
         let rtt = conn.rto.rtt().expect("the ACK gave a sample");
         report_lost(&mut conn, later + rtt, 6, 8);
         assert_eq!(*recorder.losses.lock().unwrap(), [3, 0, 0, 3]);
+        let samples: Vec<bool> = recorder
+            .samples
+            .lock()
+            .unwrap()
+            .iter()
+            .map(Option::is_some)
+            .collect();
+        assert_eq!(
+            samples,
+            [true, false, false, false],
+            "only the first report times the path"
+        );
         assert_eq!(
             conn.stats().packets_reported_lost,
             12,
             "the statistic counts reports"
         );
+    }
+
+    #[test]
+    fn without_a_sample_of_its_own_the_sender_waits_the_peers_rtt_before_resending_again() {
+        let (mut conn, now) = established(8);
+        conn.write(&[0u8; 16 * 1456]).unwrap();
+        let mut buf = Vec::new();
+        while conn.poll_transmit(now, &mut buf).is_some() {}
+        let ack = FullAck {
+            ack_no: AckNo::FIRST,
+            next_seq: SeqNo::new(5).unwrap(),
+            rtt_us: 300_000,
+            rtt_var_us: 1000,
+            avail_buf: 1000,
+            rates: Some(RateReport {
+                recv_rate: 1000,
+                capacity: 1000,
+            }),
+        };
+        // An ACK that acknowledges nothing (the first packet is missing): no sample, but the
+        // peer's estimate of 300 ms.
+        feed(&mut conn, now, Control::Ack(ack));
+        assert_eq!(conn.rto.rtt(), None);
+        let mut resent_after_report = |at: Instant| {
+            report_lost(&mut conn, at, 0, 0);
+            while conn.poll_transmit(at, &mut buf).is_some() {}
+            conn.stats().packets_retransmitted
+        };
+        let resent = now + SYN;
+        assert_eq!(resent_after_report(resent), 1);
+        assert_eq!(resent_after_report(resent + Duration::from_millis(200)), 1);
+        assert_eq!(resent_after_report(resent + Duration::from_millis(310)), 2);
     }
 
     #[test]
