@@ -236,7 +236,7 @@ fn startup_grid() {
 }
 
 /// One cell's start-up over seeds: GRID_RATE (bit/s), GRID_RTT (ms), GRID_LOSS (fraction), SEEDS
-/// (count, default 20), GRID_BOTH (lose both ways, as the lab does), GRID_IN_ORDER (time what
+/// (count, default 20) from FIRST_SEED (default 1), HAUL_LOG (a tracing filter), GRID_BOTH (lose both ways, as the lab does), GRID_IN_ORDER (time what
 /// the application reads, as the lab does, instead of what arrives).
 #[test]
 #[ignore = "diagnostic: prints one cell's start-up time over seeds"]
@@ -253,7 +253,9 @@ fn startup_across_seeds() {
     } else {
         Delivered::Arrived
     };
-    for seed in 1..=env_or("SEEDS", 20u64) {
+    log_from_env();
+    let first = env_or("FIRST_SEED", 1u64);
+    for seed in first..first + env_or("SEEDS", 20u64) {
         let t = startup_time_with(
             seed,
             rate,
