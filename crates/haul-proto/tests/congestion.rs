@@ -236,8 +236,9 @@ fn startup_grid() {
 }
 
 /// One cell's start-up over seeds: GRID_RATE (bit/s), GRID_RTT (ms), GRID_LOSS (fraction), SEEDS
-/// (count, default 20) from FIRST_SEED (default 1), HAUL_LOG (a tracing filter), GRID_BOTH (lose both ways, as the lab does), GRID_IN_ORDER (time what
-/// the application reads, as the lab does, instead of what arrives).
+/// (count, default 20) from FIRST_SEED (default 1), GRID_BOTH (lose both ways, as the lab does),
+/// GRID_IN_ORDER (time what the application reads, as the lab does, instead of what arrives),
+/// HAUL_LOG (a tracing filter, to follow one seed).
 #[test]
 #[ignore = "diagnostic: prints one cell's start-up time over seeds"]
 fn startup_across_seeds() {
@@ -1185,8 +1186,8 @@ fn beside_cubic(rtt_ms: u64, seed: u64) -> Shares {
 /// (docs/journal/congestion.md, "A queue that is not ours"). One seed's end is chaotic: where
 /// haul's share sinks through the run (CONGESTION.md, "Known weaknesses"), padding half the
 /// loss reports by 8 bytes, and nothing else, moved 30 ms, seed 2, from 30.4 to 20.5 Mbit/s
-/// ("Loss reports that repeat"). The model
-/// of CUBIC is a model: `bench/share.sh` measures the real one.
+/// ("Loss reports that repeat"). The model of CUBIC is a model: `bench/share.sh` measures the
+/// real one.
 #[test]
 fn haul_and_a_cubic_flow_each_keep_a_quarter() {
     for rtt in [30, 100] {
