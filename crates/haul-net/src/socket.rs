@@ -11,6 +11,7 @@ use std::net::SocketAddr;
 use std::ops::Range;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Largest UDP payload of one receive, a GRO batch included.
 pub const MAX_RECV: usize = 65_535;
@@ -20,8 +21,9 @@ pub const MAX_SEND: usize = 65_507;
 const MAX_GSO_SEGMENTS: usize = 64;
 /// Messages per `sendmmsg`/`recvmmsg` call.
 pub const BATCH: usize = 64;
-/// Control-message space per message (one u16 or i32 cmsg, aligned).
-const CMSG_SPACE: usize = 32;
+/// Control-message space per message: a GRO segment size (an i32) and a receive time stamp
+/// (a `timespec`), each with its header, aligned.
+const CMSG_SPACE: usize = 64;
 
 /// How the socket moves packets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +44,10 @@ pub struct Received {
     pub len: usize,
     /// Size of each coalesced datagram, when GRO merged several.
     pub segment: Option<usize>,
+    /// When it arrived: the kernel's receive stamp (`SO_TIMESTAMPNS`) where there is a
+    /// plausible one, else when it was read. Arrivals read in one batch keep their own times,
+    /// which a receiver's capacity estimate needs (see `haul_proto`'s packet trains).
+    pub at: Instant,
 }
 
 /// One message to send: the bytes of some consecutive slices, joined in order.
@@ -73,6 +79,9 @@ impl UdpSocket {
         socket.bind(&addr.into())?;
         socket.set_nonblocking(true)?;
         let gro = offloads.gro && set_int_opt(&socket, libc::SOL_UDP, libc::UDP_GRO, 1).is_ok();
+        // Best effort: without stamps, messages count as received when they are read (so do
+        // the first ones after the kernel is first asked: it turns stamping on a moment later).
+        let _ = set_int_opt(&socket, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1);
         let udp = Self {
             socket,
             gso: AtomicBool::new(offloads.gso),
@@ -308,16 +317,54 @@ impl UdpSocket {
                 return Err(e);
             }
         };
+        let clock = ArrivalClock::read();
         for (i, h) in bufs.headers.iter().enumerate().take(n) {
             let len = h.msg_len as usize;
-            let segment = gro_segment(&h.msg_hdr).filter(|&s| s < len);
+            let (segment, stamp) = control(&h.msg_hdr);
+            let segment = segment.filter(|&s| s < len);
             // SAFETY: the kernel wrote a socket address of msg_namelen bytes.
             let addr = unsafe { SockAddr::new(bufs.names[i], h.msg_hdr.msg_namelen) };
             if let Some(from) = addr.as_socket() {
-                out.push(Received { from, len, segment });
+                out.push(Received {
+                    from,
+                    len,
+                    segment,
+                    at: clock.arrival(stamp),
+                });
             }
         }
         Ok(())
+    }
+}
+
+/// Oldest kernel stamp taken as an arrival time; an older one (the wall clock stepped) counts
+/// the message as received when it was read.
+const MAX_STAMP_AGE: Duration = Duration::from_secs(1);
+
+/// The monotonic clock and the wall clock read together, to turn the kernel's receive stamps
+/// (wall clock) into arrival instants.
+struct ArrivalClock {
+    now: Instant,
+    wall: Duration,
+}
+
+impl ArrivalClock {
+    fn read() -> Self {
+        let now = Instant::now();
+        let wall = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        Self { now, wall }
+    }
+
+    /// When a message stamped `stamp` arrived: `now` less the stamp's age, or `now` without
+    /// a plausible stamp (none, from the future, or older than [`MAX_STAMP_AGE`]).
+    fn arrival(&self, stamp: Option<Duration>) -> Instant {
+        stamp
+            .and_then(|s| self.wall.checked_sub(s))
+            .filter(|&age| age <= MAX_STAMP_AGE)
+            .and_then(|age| self.now.checked_sub(age))
+            .unwrap_or(self.now)
     }
 }
 
@@ -344,20 +391,31 @@ struct MmsgBuffers {
     names: Vec<libc::sockaddr_storage>,
 }
 
-/// The GRO segment size the kernel attached to a received message, if any.
-fn gro_segment(msg: &libc::msghdr) -> Option<usize> {
+/// What the kernel attached to a received message: the GRO segment size and the receive time
+/// stamp, if any.
+fn control(msg: &libc::msghdr) -> (Option<usize>, Option<Duration>) {
+    let (mut segment, mut stamp) = (None, None);
     // SAFETY: the kernel filled msg_control up to msg_controllen with valid cmsgs.
     unsafe {
         let mut cmsg = libc::CMSG_FIRSTHDR(msg);
         while !cmsg.is_null() {
-            if (*cmsg).cmsg_level == libc::SOL_UDP && (*cmsg).cmsg_type == libc::UDP_GRO {
-                let seg = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg) as *const i32);
-                return (seg > 0).then_some(seg as usize);
+            let data = libc::CMSG_DATA(cmsg);
+            match ((*cmsg).cmsg_level, (*cmsg).cmsg_type) {
+                (libc::SOL_UDP, libc::UDP_GRO) => {
+                    let seg = std::ptr::read_unaligned(data as *const i32);
+                    segment = (seg > 0).then_some(seg as usize);
+                }
+                (libc::SOL_SOCKET, libc::SCM_TIMESTAMPNS) => {
+                    let t = std::ptr::read_unaligned(data as *const libc::timespec);
+                    stamp = (t.tv_sec >= 0 && (0..1_000_000_000).contains(&t.tv_nsec))
+                        .then(|| Duration::new(t.tv_sec as u64, t.tv_nsec as u32));
+                }
+                _ => {}
             }
             cmsg = libc::CMSG_NXTHDR(msg, cmsg);
         }
     }
-    None
+    (segment, stamp)
 }
 
 /// One message prepared for `sendmmsg`: its bytes are the iovecs `iov` of the send scratch.
@@ -540,6 +598,56 @@ mod tests {
         assert_eq!(got[100], vec![0xAB; 10]);
         assert_eq!(got[101], b"one");
         assert_eq!(got[102], b"two!");
+    }
+
+    #[test]
+    fn arrivals_are_timed_by_the_kernel_not_by_the_reader() {
+        let (a, b) = pair(Offloads {
+            gso: true,
+            gro: true,
+        });
+        let dest = b.local_addr().unwrap();
+        let out = [Outgoing {
+            dest,
+            slices: 0..1,
+            segment: None,
+        }];
+        let mut scratch = IoScratch::default();
+        let (mut pool, mut received) = (RecvPool::default(), Vec::new());
+        // The kernel turns stamping on for the host a moment after the first socket asks (a
+        // deferred switch); until then the stamp is taken when the message is read. So a few
+        // tries.
+        let mut seen = Vec::new();
+        for _ in 0..10 {
+            a.send_all(&[IoSlice::new(b"stamped")], &out, &mut scratch)
+                .unwrap();
+            let sent = Instant::now();
+            // Read late: the arrival time is still about when it was sent.
+            std::thread::sleep(Duration::from_millis(100));
+            b.recv_many(&mut pool, &mut received, &mut scratch).unwrap();
+            let read = Instant::now();
+            assert_eq!(received.len(), 1);
+            let at = received[0].at;
+            if at < sent + Duration::from_millis(50) && read - at >= Duration::from_millis(50) {
+                return;
+            }
+            seen.push((at.saturating_duration_since(sent), read - at));
+        }
+        panic!("(arrival after sending, read after arriving) in every try: {seen:?}");
+    }
+
+    #[test]
+    fn implausible_stamps_count_as_read_now() {
+        let clock = ArrivalClock::read();
+        let ago = |d: Duration| Some(clock.wall - d);
+        assert_eq!(clock.arrival(None), clock.now);
+        assert_eq!(
+            clock.arrival(Some(clock.wall + Duration::from_secs(1))),
+            clock.now
+        );
+        assert_eq!(clock.arrival(ago(Duration::from_secs(5))), clock.now);
+        let ms = Duration::from_millis(3);
+        assert_eq!(clock.arrival(ago(ms)), clock.now - ms);
     }
 
     #[test]
