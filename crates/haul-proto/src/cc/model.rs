@@ -2260,6 +2260,24 @@ mod tests {
     }
 
     #[test]
+    fn a_drain_that_shrinks_the_queue_is_not_cut_however_low_the_round_before_began() {
+        // The round before grew its queue from 60 to 120 ms of RTT; the drain round shrank it to
+        // 100 (its smallest sample, early, 100 too): above where the round before began, below
+        // where it ended. The buffer dropped packets (random loss would do as much).
+        let (mut cc, bw) = cruising_beside_capacity(1.2);
+        cc.draining_queue = true;
+        cc.last_round_end_rtt = Some(Duration::from_millis(120));
+        let sent = DRAIN_QUEUE_GAIN * cc.bandwidth();
+        cc.bw_rounds[cc.round] = 0.9 * sent;
+        end_round(&mut cc, 100, sent, 10);
+        assert!(
+            (cc.bandwidth() / bw - 1.0).abs() < 1e-6,
+            "{}",
+            cc.bandwidth() / bw
+        );
+    }
+
+    #[test]
     fn only_a_pause_of_a_round_restarts_one() {
         let (mut cc, mut t) = cruising();
         let started = cc.round_start;
