@@ -27,21 +27,12 @@ pub(crate) struct SocketReader {
     pub(crate) outbox: Outbox,
 }
 
-/// A received message ready to dispatch.
-struct Datagram {
-    from: SocketAddr,
-    message: Bytes,
-    /// Size of each coalesced datagram, when GRO merged several.
-    segment: Option<usize>,
-    /// When it arrived (see [`Received::at`]).
-    at: Instant,
-}
-
 /// What receiving needs between turns.
 pub(crate) struct Inbox {
     pool: RecvPool,
     received: Vec<Received>,
-    datagrams: Vec<Datagram>,
+    /// Each received message with its bytes.
+    datagrams: Vec<(Received, Bytes)>,
     io: IoScratch,
 }
 
@@ -72,13 +63,12 @@ impl Inbox {
         // Outside the lock: only small messages are copied here (see RecvPool).
         self.datagrams.clear();
         let pool = &mut self.pool;
-        self.datagrams
-            .extend(self.received.iter().enumerate().map(|(i, r)| Datagram {
-                from: r.from,
-                message: pool.take(i, r.len),
-                segment: r.segment,
-                at: r.at,
-            }));
+        self.datagrams.extend(
+            self.received
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (*r, pool.take(i, r.len))),
+        );
     }
 }
 
@@ -120,11 +110,11 @@ pub(crate) fn turn(
         let inner = &mut *guard;
         inner.round += 1;
         if let Some(inbox) = inbox {
-            for d in &inbox.datagrams {
-                let step = d.segment.unwrap_or(d.message.len()).max(1);
-                for start in (0..d.message.len()).step_by(step) {
-                    let range = start..(start + step).min(d.message.len());
-                    dispatch(inner, d.at, d.from, &d.message, range, out);
+            for (r, message) in &inbox.datagrams {
+                let step = r.segment.unwrap_or(message.len()).max(1);
+                for start in (0..message.len()).step_by(step) {
+                    let range = start..(start + step).min(message.len());
+                    dispatch(inner, r.at, r.from, message, range, out);
                 }
             }
         }

@@ -882,11 +882,12 @@ impl ModelRate {
     /// smallest RTT comes early in a round whose queue grows (a hold round paced a little over
     /// the link), so the drain round after it, which shrinks the queue but not yet below that,
     /// read as held (the lab at 100 Mbit/s, 300 ms, 5 %: two cuts, the rate at 0.64).
-    fn cut_for_overrun(&mut self, bw: f64, round_end_rtt: Option<Duration>, round_lost: u64) {
+    fn cut_for_overrun(&mut self, bw: f64, round_lost: u64) {
         let Some(capacity) = self.capacity else {
             return;
         };
-        let queue_held = round_end_rtt
+        let queue_held = self
+            .round_last_rtt
             .zip(self.last_round_end_rtt)
             .is_some_and(|(now, before)| now + QUEUE_SLACK >= before);
         let floor = OVERRUN_SHARE * capacity;
@@ -1142,7 +1143,7 @@ impl ModelRate {
                     self.watch_foreign_queue(standing, queueing, round_lost, bw);
                     if fair && standing == Some(true) && !self.foreign_queue {
                         if self.draining_queue {
-                            self.cut_for_overrun(bw, self.round_last_rtt, round_lost);
+                            self.cut_for_overrun(bw, round_lost);
                         } else if ended_cycle >= FIRST_HOLD {
                             self.cut_by_share(bw);
                         }
