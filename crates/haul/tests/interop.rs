@@ -220,9 +220,10 @@ fn haul_to_reference(name: &str, len: usize, relay: bool) {
     if let Some(mut r) = relay_proc {
         let _ = r.kill();
     }
-    // The reference closes as soon as it has every byte, without a last ACK: through a lossy
-    // link its last periodic ACK may be lost, and then haul nc cannot confirm the delivery
-    // and says so (seen in about one run of fifteen). Any other failure is one.
+    // The reference sends the ACK of the last bytes once, and sometimes just after its
+    // shutdown (haul waits for it a moment). Through a lossy link that ACK may be lost, and
+    // then haul nc cannot confirm the delivery and says so (seen in about one run of fifteen).
+    // Any other failure is one.
     let stderr = String::from_utf8_lossy(&server.stderr);
     let unconfirmed = stderr.contains("closed by the peer before it acknowledged");
     assert!(

@@ -51,6 +51,11 @@ const MAX_PACING_CREDIT: Duration = Duration::from_millis(1);
 const MAX_PROBE_TRAIN: u64 = 256;
 /// Copies of the shutdown packet (it is never retransmitted).
 const SHUTDOWN_COPIES: usize = 3;
+/// How long a peer's shutdown waits for an ACK of the last packets sent. The reference lets
+/// its application read the last bytes (and close) before its receive thread sends the ACK
+/// that made them readable, so that ACK can follow the shutdown; a busy host may hold the
+/// thread for a scheduler's slice.
+const PEER_SHUTDOWN_GRACE: Duration = Duration::from_millis(100);
 /// Datagrams are decrypted into blocks of this size, of which this many (512 MiB) are kept for
 /// reuse: the plain packets wait in them until the application reads them.
 const OPEN_ARENA_BYTES: usize = 256 << 10;
@@ -297,6 +302,9 @@ pub struct Connection {
     early_data: Vec<Vec<u8>>,
     exp_count: u32,
     closing: bool,
+    /// The peer shut down with packets of ours unacknowledged: until this instant the
+    /// connection sends nothing and waits only for an ACK of them.
+    peer_shutdown_deadline: Option<Instant>,
     write_blocked: bool,
     /// A packet picked for a batch it did not fit (larger than the batch's segment size).
     deferred: Option<(u64, bool)>,
@@ -393,6 +401,7 @@ impl Connection {
             early_data: Vec::new(),
             exp_count: 1,
             closing: false,
+            peer_shutdown_deadline: None,
             write_blocked: false,
             deferred: None,
             rcv_max: peer_isn.start(),
@@ -1136,13 +1145,25 @@ impl Connection {
             Control::Ack(ack) => self.on_ack(now, &ack),
             Control::Nak(list) => self.on_nak(now, list),
             Control::Ack2 { ack_no } => self.on_ack2(now, ack_no),
-            Control::Shutdown => self.set_closed(CloseReason::PeerClosed),
+            Control::Shutdown => self.on_shutdown(now),
             Control::DropRequest {
                 msg_word,
                 first,
                 last,
             } => self.on_drop_request(now, MsgInfo::from_word(msg_word).number, first, last),
             Control::PeerError { code } => self.set_closed(CloseReason::PeerError(code)),
+        }
+    }
+
+    /// The peer closes. With everything sent but the last packets unacknowledged, their ACK
+    /// may still be behind the shutdown: wait [`PEER_SHUTDOWN_GRACE`] for it.
+    fn on_shutdown(&mut self, now: Instant) {
+        let in_flight = self.send.next_seq() > self.send.first_seq();
+        if in_flight && !self.send.has_unsent() {
+            self.peer_shutdown_deadline
+                .get_or_insert(now + PEER_SHUTDOWN_GRACE);
+        } else {
+            self.set_closed(CloseReason::PeerClosed);
         }
     }
 
@@ -1188,6 +1209,9 @@ impl Connection {
                 self.events.push_back(Event::Flushed);
             }
             self.finish_close_if_flushed(now);
+            if self.peer_shutdown_deadline.is_some() && self.send.is_empty() {
+                self.set_closed(CloseReason::PeerClosed);
+            }
         }
         released
     }
@@ -1702,6 +1726,9 @@ impl Connection {
 
     /// Whether a data packet could go out now if the pacer allowed it.
     fn has_data_to_send(&self) -> bool {
+        if self.peer_shutdown_deadline.is_some() {
+            return false;
+        }
         if !self.snd_loss.is_empty() || self.deferred.is_some() {
             return true;
         }
@@ -1836,6 +1863,9 @@ impl Connection {
 
     /// Picks the next packet: retransmissions first, then new data within the window.
     fn next_packet_to_send(&mut self, now: Instant) -> Option<(u64, bool)> {
+        if self.peer_shutdown_deadline.is_some() {
+            return None;
+        }
         if let Some(deferred) = self.deferred.take() {
             return Some(deferred);
         }
@@ -1900,6 +1930,9 @@ impl Connection {
             Phase::Connecting { .. } | Phase::Rendezvous { .. } => {
                 Some(self.next_handshake.min(self.handshake_deadline))
             }
+            Phase::Connected if self.peer_shutdown_deadline.is_some() => {
+                self.peer_shutdown_deadline
+            }
             Phase::Connected => {
                 let mut t = self
                     .next_ack
@@ -1939,6 +1972,12 @@ impl Connection {
     }
 
     fn connected_timers(&mut self, now: Instant) {
+        if let Some(deadline) = self.peer_shutdown_deadline {
+            if now >= deadline {
+                self.set_closed(CloseReason::PeerClosed);
+            }
+            return;
+        }
         if now >= self.last_heard + self.config.idle_timeout {
             self.set_closed(CloseReason::TimedOut);
             return;
@@ -2268,6 +2307,62 @@ mod tests {
         conn.handle_datagram(now + SYN * 2, peer, &full);
         assert!(conn.is_flushed());
         assert_eq!(conn.close_reason(), Some(CloseReason::LocalClose));
+    }
+
+    /// Sends 3000 bytes and closes; returns the sequence number after the last packet.
+    fn all_sent_and_closing(conn: &mut Connection, now: Instant) -> SeqNo {
+        conn.write(&[7; 3000]).unwrap();
+        let mut buf = Vec::new();
+        while conn.poll_transmit(now + SYN, &mut buf).is_some() {}
+        conn.close(now);
+        SeqNo::from_extended(conn.send.next_seq())
+    }
+
+    #[test]
+    fn an_ack_right_behind_the_peers_shutdown_still_confirms_delivery() {
+        let (mut conn, now) = established(8);
+        let peer = conn.peer_addr();
+        let end = all_sent_and_closing(&mut conn, now);
+        conn.handle_datagram(now + SYN, peer, &control_packet(Control::Shutdown));
+        assert_eq!(conn.close_reason(), None, "the ACK may be on its way");
+        let mut buf = Vec::new();
+        assert!(
+            conn.poll_transmit(now + SYN * 5, &mut buf).is_none(),
+            "nothing goes to a peer that shut down"
+        );
+        let full = control_packet(Control::Ack(FullAck {
+            ack_no: AckNo::masked(1),
+            next_seq: end,
+            rtt_us: 10_000,
+            rtt_var_us: 1_000,
+            avail_buf: 1000,
+            rates: None,
+        }));
+        conn.handle_datagram(now + SYN * 2, peer, &full);
+        // Everything delivered: the local close completes as if the peer had stayed.
+        assert_eq!(conn.close_reason(), Some(CloseReason::LocalClose));
+        assert_eq!(conn.unacknowledged_bytes(), 0);
+    }
+
+    #[test]
+    fn a_shutdown_with_no_ack_behind_it_closes_after_the_grace() {
+        let (mut conn, now) = established(8);
+        let peer = conn.peer_addr();
+        all_sent_and_closing(&mut conn, now);
+        let shut = now + SYN;
+        conn.handle_datagram(shut, peer, &control_packet(Control::Shutdown));
+        assert_eq!(conn.poll_timeout(), Some(shut + PEER_SHUTDOWN_GRACE));
+        conn.handle_timeout(shut + PEER_SHUTDOWN_GRACE);
+        assert_eq!(conn.close_reason(), Some(CloseReason::PeerClosed));
+        assert_eq!(conn.unacknowledged_bytes(), 3000);
+    }
+
+    #[test]
+    fn a_shutdown_with_nothing_in_flight_closes_at_once() {
+        let (mut conn, now) = established(8);
+        let peer = conn.peer_addr();
+        conn.handle_datagram(now, peer, &control_packet(Control::Shutdown));
+        assert_eq!(conn.close_reason(), Some(CloseReason::PeerClosed));
     }
 
     #[test]
