@@ -241,8 +241,13 @@ const SHARE_CUT: f64 = 0.1;
 /// filled, 1.3–2× the link between them, and draining at 0.75 left the buffer full for seconds
 /// (four flows at 300 ms: rounds 6–14 after start-up at 600 ms of RTT, one flow's window stuck
 /// behind thousands of holes while another took the link). Each such round scales the estimate
-/// by this…
+/// of a flow that estimates at least [`ALONE`] of the link (it is alone on it) by this…
 const OVERRUN_CUT: f64 = 0.8;
+/// …and that of a flow sharing it by `1 − OVERRUN_SHARE_CUT × estimate ÷ capacity` (at least
+/// 0.64): the larger its share, the more it gives back (a fixed 0.8 kept the shares start-up left: two
+/// flows started together at 300 ms leave it at 0.81 and 0.58 of the link, and kept 57 : 43
+/// through 20 s, median Jain index 0.978 over 48 seeds; 0.996 with this)…
+const OVERRUN_SHARE_CUT: f64 = 0.4;
 /// …while the flow holds this share of the capacity, and not below it: a newcomer that left
 /// start-up beside flows that hold the link delivers little while their queue stands, and
 /// cutting it as well kept it small (four flows started a second apart at 300 ms, seeds 17–40:
@@ -895,7 +900,13 @@ impl ModelRate {
         if !queue_held || round_lost == 0 || bw < floor || !delivered {
             return;
         }
-        let cut = (OVERRUN_CUT * bw).max(floor);
+        let share = bw / capacity;
+        let factor = if share < ALONE {
+            1.0 - OVERRUN_SHARE_CUT * share
+        } else {
+            OVERRUN_CUT
+        };
+        let cut = (factor * bw).max(floor);
         if cut < bw {
             tracing::debug!(
                 isn = self.first_seq,
@@ -2233,30 +2244,34 @@ mod tests {
     #[test]
     fn a_large_flow_draining_into_an_overflowing_queue_cuts_its_estimate_to_a_third_of_the_link() {
         // (capacity as a multiple of the estimate, delivered share of what was sent, the
-        // estimate after four such rounds): cut by 0.8 a round, not below OVERRUN_SHARE of the
-        // link (a flow at 0.83 of the link: 0.8, 0.64, 0.512, then 0.42 = 0.35 × 1.2; at half
-        // the link: 0.8, then 0.7); a flow that holds less, or whose path delivers a fraction of
-        // what it sends (a stall), keeps its estimate.
-        for (capacity, delivered, after) in [
-            (1.2, 0.9, 0.42),
-            (2.0, 0.9, 0.7),
-            (4.0, 0.9, 1.0),
-            (1.2, 0.2, 1.0),
+        // estimate after one such round and after four): a flow sharing the link is cut by
+        // 1 − 0.4 × its share a round, not below OVERRUN_SHARE of the link (a flow at 0.83 of
+        // the link: 0.667, 0.519, 0.429, then 0.42 = 0.35 × 1.2; at half the link: 0.8, then
+        // 0.7); a flow alone on the link by 0.8, each round again from what it delivered; a
+        // flow that holds less, or whose path delivers a fraction of what it sends (a stall),
+        // keeps its estimate. `None`: the flow delivers the whole link.
+        for (capacity, delivered, first, after) in [
+            (1.2, Some(0.9), 1.0 - 0.4 / 1.2, 0.42),
+            (2.0, Some(0.9), 0.8, 0.7),
+            (1.0, None, 0.8, 0.8),
+            (4.0, Some(0.9), 1.0, 1.0),
+            (1.2, Some(0.2), 1.0, 1.0),
         ] {
             let (mut cc, bw) = cruising_beside_capacity(capacity);
             // Draining for a queue that stood last round at 90 ms; it stays, and the buffer drops.
             cc.draining_queue = true;
             cc.last_round_end_rtt = Some(Duration::from_millis(90));
-            for _ in 0..4 {
+            for round in 0..4 {
                 let sent = DRAIN_QUEUE_GAIN * cc.bandwidth();
-                cc.bw_rounds[cc.round] = delivered * sent;
+                cc.bw_rounds[cc.round] = delivered.map_or(capacity * bw, |d| d * sent);
                 end_round(&mut cc, 90, sent, 10);
+                let got = cc.bandwidth() / bw;
+                let want = if round == 0 { first } else { after };
+                assert!(
+                    round > 0 && round < 3 || (got - want).abs() < 1e-6,
+                    "capacity {capacity} × bw, delivered {delivered:?}, round {round}: {got}"
+                );
             }
-            let got = cc.bandwidth() / bw;
-            assert!(
-                (got - after).abs() < 1e-6,
-                "capacity {capacity} × bw, delivered {delivered}: {got}"
-            );
         }
     }
 
