@@ -594,8 +594,9 @@ mod tests {
     #[test]
     fn trains_cut_short_by_loss_behind_an_interrupt_timer_give_the_capacity() {
         // 1 Gbit/s of 1 500-byte packets, read at 200 µs ticks; short trains of 6 to 32
-        // packets, each with a time stamp of its own. Those spanning two ticks count their second group over a whole
-        // tick and read low; those spanning three read a middle group that filled it.
+        // packets, each with a time stamp of its own. Those spanning two ticks count their
+        // second group over a whole tick and read low; those spanning three read a middle group
+        // that filled it.
         let gap = Duration::from_micros(12);
         let truth = 1_000_000_000 / gap.as_nanos() as u32;
         let mut w = ArrivalWindow::default();

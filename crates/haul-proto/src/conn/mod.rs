@@ -1726,9 +1726,6 @@ impl Connection {
 
     /// Whether a data packet could go out now if the pacer allowed it.
     fn has_data_to_send(&self) -> bool {
-        if self.peer_shutdown_deadline.is_some() {
-            return false;
-        }
         if !self.snd_loss.is_empty() || self.deferred.is_some() {
             return true;
         }
@@ -1863,6 +1860,7 @@ impl Connection {
 
     /// Picks the next packet: retransmissions first, then new data within the window.
     fn next_packet_to_send(&mut self, now: Instant) -> Option<(u64, bool)> {
+        // Nothing, not even a retransmission, goes to a peer that shut down.
         if self.peer_shutdown_deadline.is_some() {
             return None;
         }
@@ -2281,6 +2279,18 @@ mod tests {
         bytes
     }
 
+    /// A full ACK from the peer of [`established`] of everything before `end`.
+    fn full_ack_of(end: SeqNo) -> Vec<u8> {
+        control_packet(Control::Ack(FullAck {
+            ack_no: AckNo::masked(1),
+            next_seq: end,
+            rtt_us: 10_000,
+            rtt_var_us: 1_000,
+            avail_buf: 1000,
+            rates: None,
+        }))
+    }
+
     #[test]
     fn a_close_waits_for_a_full_ack_of_the_last_packets() {
         let (mut conn, now) = established(8);
@@ -2296,15 +2306,7 @@ mod tests {
         assert!(conn.send.is_empty());
         assert!(!conn.is_flushed());
         assert_eq!(conn.close_reason(), None, "no shutdown before a full ACK");
-        let full = control_packet(Control::Ack(FullAck {
-            ack_no: AckNo::masked(1),
-            next_seq: end,
-            rtt_us: 10_000,
-            rtt_var_us: 1_000,
-            avail_buf: 1000,
-            rates: None,
-        }));
-        conn.handle_datagram(now + SYN * 2, peer, &full);
+        conn.handle_datagram(now + SYN * 2, peer, &full_ack_of(end));
         assert!(conn.is_flushed());
         assert_eq!(conn.close_reason(), Some(CloseReason::LocalClose));
     }
@@ -2330,15 +2332,7 @@ mod tests {
             conn.poll_transmit(now + SYN * 5, &mut buf).is_none(),
             "nothing goes to a peer that shut down"
         );
-        let full = control_packet(Control::Ack(FullAck {
-            ack_no: AckNo::masked(1),
-            next_seq: end,
-            rtt_us: 10_000,
-            rtt_var_us: 1_000,
-            avail_buf: 1000,
-            rates: None,
-        }));
-        conn.handle_datagram(now + SYN * 2, peer, &full);
+        conn.handle_datagram(now + SYN * 2, peer, &full_ack_of(end));
         // Everything delivered: the local close completes as if the peer had stayed.
         assert_eq!(conn.close_reason(), Some(CloseReason::LocalClose));
         assert_eq!(conn.unacknowledged_bytes(), 0);
