@@ -656,15 +656,17 @@ fn share_started(flows: usize, rtt_ms: u64, seed: u64, gap_ms: u64) -> (f64, f64
     (jain(&rates), total / (100e6 * PAYLOAD_FRACTION), least)
 }
 
-/// Prints each flow's sending every half second for ten seconds, by connection id: new data
-/// sent and pacing rate (Mbit/s), window, retransmissions and retransmission timeouts so far.
+/// Prints each flow's sending every half second for ten seconds (`FAIR_TRACE_HALVES` half
+/// seconds where set), by connection id: new data sent and pacing rate (Mbit/s), window,
+/// retransmissions and retransmission timeouts so far.
 fn trace_shares(sim: &mut Simulation<Host>, sender: usize) {
     let sent = |sim: &Simulation<Host>| -> std::collections::BTreeMap<u32, u64> {
         let conns = sim.node(sender).conns.iter();
         conns.map(|(id, c)| (*id, c.stats().bytes_sent)).collect()
     };
     let mut last = sent(sim);
-    for half in 1..=20 {
+    let halves: u32 = env_or("FAIR_TRACE_HALVES", 20);
+    for half in 1..=halves {
         sim.run_until(Duration::from_millis(500), |_| false);
         let now = sent(sim);
         let flows: Vec<String> = sim
