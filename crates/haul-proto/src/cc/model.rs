@@ -10,7 +10,8 @@
 //! — from at least half the link capacity the receiver measures with packet pairs, while the path
 //! shows no queue — drains the queue that built, then cycles gains 1.25, 0.75, 1 × 6 to probe for
 //! more; a flow that shares the link probes by at least a tenth of the link capacity instead of
-//! a quarter of its own rate (additive increase: small flows gain on large ones).
+//! a quarter of its own rate (additive increase: small flows gain on large ones), and drains a
+//! standing queue the deeper the larger its share of the link.
 //!
 //! Loss is read through the model, one round at a time. A round whose smallest RTT sample sits
 //! near the base RTT had no standing queue: its losses were random, they update the random-loss
@@ -45,11 +46,11 @@ const DRAIN_QUEUE_GAIN: f64 = 0.75;
 /// deeper it drains, so that each round a queue stands moves the shares towards equal. At 0.75
 /// for every flow a drain moved no share, and four flows a second apart at 300 ms drained in two
 /// cruising rounds of three, up to 30 in a row (seeds 20–22), the shares as start-ups had left
-/// them. At a third of the link 0.75; four flows at a quarter each 0.82, two at half
-/// 0.64. Four flows a second apart, medians of 48 seeds at 10 / 100 / 300 ms: 0.994 / 0.984 /
-/// 0.959 → 0.997 / 0.988 / 0.974 (docs/journal/congestion.md, "Drains by share"). Draining
-/// only deeper (0.25, never above 0.75) left haul 24.8 of 100 Mbit/s beside CUBIC at 30 ms; a
-/// third and 0.3 failed `flows_share_a_bottleneck_fairly` (seed 7, four flows at 100 ms).
+/// them. At a third of the link 0.75; four flows at a quarter each 0.82, two at half 0.64. Four
+/// flows a second apart, medians of 48 seeds at 10 / 100 / 300 ms: 0.994 / 0.984 / 0.959 →
+/// 0.997 / 0.988 / 0.974 (docs/journal/congestion.md, "Drains by share"). Draining only deeper
+/// (0.25, never above 0.75) left haul 24.8 of 100 Mbit/s beside CUBIC at 30 ms; a third and 0.3
+/// failed `flows_share_a_bottleneck_fairly` (seed 7, four flows at 100 ms).
 const DRAIN_SHARE: f64 = 0.35;
 /// The deepest drain of a flow that shares the link.
 const DEEPEST_DRAIN: f64 = 0.5;
