@@ -603,13 +603,18 @@ impl ModelRate {
         }
     }
 
+    /// The share of the link capacity the receiver's packet pairs measure that an estimate of
+    /// `bw` holds, where it is under [`ALONE`] (the flow shares the link); `None` for a flow
+    /// alone on the link, or before the capacity is known.
+    fn link_share(&self, bw: f64) -> Option<f64> {
+        self.capacity.map(|c| bw / c).filter(|&share| share < ALONE)
+    }
+
     /// The gain that drains a standing queue: by share for a fair flow that shares the link
     /// (see [`DRAIN_SHARE`]).
     fn drain_gain(&self) -> f64 {
-        let bw = self.bandwidth();
-        match self.capacity {
-            Some(c) if self.policy == Policy::Fair && bw < ALONE * c => {
-                let share = bw / c;
+        match self.link_share(self.bandwidth()) {
+            Some(share) if self.policy == Policy::Fair => {
                 (1.0 - (1.0 - DRAIN_QUEUE_GAIN) * share / DRAIN_SHARE).max(DEEPEST_DRAIN)
             }
             _ => DRAIN_QUEUE_GAIN,
@@ -895,10 +900,10 @@ impl ModelRate {
     /// A standing queue formed in a hold round of a fair flow that shares the link: give back in
     /// proportion to the share (see [`SHARE_CUT`]).
     fn cut_by_share(&mut self, bw: f64) {
-        let Some(c) = self.capacity.filter(|&c| bw < ALONE * c) else {
+        let Some(share) = self.link_share(bw) else {
             return;
         };
-        let factor = 1.0 - SHARE_CUT * bw / c;
+        let factor = 1.0 - SHARE_CUT * share;
         tracing::debug!(
             isn = self.first_seq,
             bw,
@@ -927,12 +932,9 @@ impl ModelRate {
         if !queue_held || round_lost == 0 || bw < floor || !delivered {
             return;
         }
-        let share = bw / capacity;
-        let factor = if share < ALONE {
-            1.0 - OVERRUN_SHARE_CUT * share
-        } else {
-            OVERRUN_CUT
-        };
+        let factor = self
+            .link_share(bw)
+            .map_or(OVERRUN_CUT, |share| 1.0 - OVERRUN_SHARE_CUT * share);
         let cut = (factor * bw).max(floor);
         if cut < bw {
             tracing::debug!(
