@@ -66,6 +66,18 @@ const LOSS_MEMORY: f64 = 0.75;
 const BW_ROUNDS: usize = 10;
 /// How long the minimum RTT stays valid without being seen again.
 const MIN_RTT_LIFETIME: Duration = Duration::from_secs(10);
+/// A fair flow that drained every round for this long for a queue that still stands lets its
+/// base RTT expire at once, and takes its next sample for it: the flows that keep that queue
+/// started into it and took it for their base RTT, they see none and do not drain, and this
+/// flow's drains only hand them its share. Four flows a second apart at 300 ms: the first
+/// flow, the one that knew the path, drained for 17 s at a quarter of the others' rates until
+/// its base RTT aged out (seed 33). Medians of 48 seeds for four flows a second apart at 100 /
+/// 300 ms, 0.992 / 0.974 → 0.994 / 0.981 (seeds 17–64) and 0.990 / 0.978 → 0.996 / 0.984
+/// (65–112); 1.5 s read 0.959 at 300 ms (a newcomer's start-up keeps a queue that long), 2.5,
+/// 3 and 5 s 0.984, 0.983 and 0.983 but 0.972, 0.971 and 0.967 with jittered starts (0.982 at
+/// 2 s); a base that expires after 5 s instead of 10 failed the scavenger's test
+/// (docs/journal/congestion.md, "A base RTT that a queue outlives").
+const DRAIN_OUTLIVES_BASE: Duration = Duration::from_secs(2);
 /// Startup ends when three rounds in a row grow the rate by less than this.
 const STARTUP_GROWTH: f64 = 1.25;
 const STARTUP_FLAT_ROUNDS: u32 = 3;
@@ -323,6 +335,10 @@ pub struct ModelRate {
     round: usize,
     round_start: Instant,
     min_rtt: Option<(Duration, Instant)>,
+    /// The next RTT sample replaces the base RTT (see [`DRAIN_OUTLIVES_BASE`]).
+    base_outlived: bool,
+    /// Since when the flow has drained every round for a standing queue.
+    draining_since: Option<Instant>,
     /// Smallest receiver-reported RTT of the current round (queue detection).
     round_min_rtt: Option<Duration>,
     /// The receiver's latest packet-pair capacity, once a window of pairs is in it.
@@ -440,6 +456,8 @@ impl ModelRate {
             round: 0,
             round_start: init.now,
             min_rtt: None,
+            base_outlived: false,
+            draining_since: None,
             round_min_rtt: None,
             capacity: None,
             last_round: Duration::ZERO,
@@ -853,7 +871,30 @@ impl ModelRate {
     }
 
     fn update_min_rtt(&mut self, now: Instant, sample: Duration) {
-        keep_minimum(&mut self.min_rtt, now, sample);
+        if std::mem::take(&mut self.base_outlived) {
+            self.min_rtt = Some((sample, now));
+        } else {
+            keep_minimum(&mut self.min_rtt, now, sample);
+        }
+    }
+
+    /// Counts how long a fair flow has drained for a queue that stands, and past
+    /// [`DRAIN_OUTLIVES_BASE`] lets its base RTT expire.
+    fn watch_drain_streak(&mut self, now: Instant, standing: Option<bool>) {
+        if !(self.draining_queue && standing == Some(true)) {
+            self.draining_since = None;
+            return;
+        }
+        let since = *self.draining_since.get_or_insert(now);
+        if now.saturating_duration_since(since) >= DRAIN_OUTLIVES_BASE {
+            tracing::debug!(
+                isn = self.first_seq,
+                base = ?self.base_rtt(),
+                "drained on for a queue that stays: the base RTT expires"
+            );
+            self.base_outlived = true;
+            self.draining_since = None;
+        }
     }
 
     /// Whether a standing queue is another flow's (see [`FOREIGN_QUEUE_ROUNDS`]), from how this
@@ -1190,6 +1231,9 @@ impl ModelRate {
                     }
                     self.draining_queue =
                         (standing == Some(true) && !self.foreign_queue) || heavy_loss;
+                    if fair {
+                        self.watch_drain_streak(now, standing);
+                    }
                     let suspect = heavy_loss
                         || (sent_all >= HEAVY_LOSS_PACKETS && loss_rate >= MAX_RANDOM_LOSS);
                     self.suspect_rounds = if suspect && standing != Some(true) {
@@ -2306,6 +2350,20 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_queue_that_outlives_two_seconds_of_drains_becomes_the_base() {
+        let (mut cc, mut t) = cruising();
+        assert_eq!(cc.base_rtt(), Duration::from_millis(50));
+        // 1.5 s of a queue that stands (80 ms against 50): drained for, the base holds.
+        feed(&mut cc, &mut t, 30, 10_000, 80, 0);
+        assert!(cc.draining_queue);
+        assert_eq!(cc.base_rtt(), Duration::from_millis(50));
+        // Past 2 s of drains the base expires: the queue is taken for the path.
+        feed(&mut cc, &mut t, 20, 10_000, 80, 0);
+        assert_eq!(cc.base_rtt(), Duration::from_millis(80));
+        assert!(!cc.draining_queue);
     }
 
     #[test]
