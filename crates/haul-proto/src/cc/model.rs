@@ -878,10 +878,11 @@ impl ModelRate {
         }
     }
 
-    /// Counts how long a fair flow has drained for a queue that stands, and past
-    /// [`DRAIN_OUTLIVES_BASE`] lets its base RTT expire.
-    fn watch_drain_streak(&mut self, now: Instant, standing: Option<bool>) {
-        if !(self.draining_queue && standing == Some(true)) {
+    /// Counts how long a fair flow has drained for a queue that stands, round after round
+    /// (`drained`: the round that ended did), and past [`DRAIN_OUTLIVES_BASE`] lets its base RTT
+    /// expire.
+    fn watch_drain_streak(&mut self, now: Instant, drained: bool) {
+        if !drained {
             self.draining_since = None;
             return;
         }
@@ -1231,9 +1232,6 @@ impl ModelRate {
                     }
                     self.draining_queue =
                         (standing == Some(true) && !self.foreign_queue) || heavy_loss;
-                    if fair {
-                        self.watch_drain_streak(now, standing);
-                    }
                     let suspect = heavy_loss
                         || (sent_all >= HEAVY_LOSS_PACKETS && loss_rate >= MAX_RANDOM_LOSS);
                     self.suspect_rounds = if suspect && standing != Some(true) {
@@ -1259,6 +1257,15 @@ impl ModelRate {
                 }
             }
         }
+        // Only cruising rounds go on with a streak of drains: one without data to send, or a
+        // start-up again, ends it (the drain flag is left as it was by such rounds).
+        let drained = self.policy == Policy::Fair
+            && ended_phase == Phase::Cruise
+            && self.phase == Phase::Cruise
+            && !app_limited
+            && self.draining_queue
+            && standing == Some(true);
+        self.watch_drain_streak(now, drained);
         if self.phase == Phase::Cruise {
             keep_maximum(&mut self.peak_bw, now, bw);
             if self.cycle == 0 {
