@@ -24,7 +24,9 @@
 //! queue that stood that long without growing is drained on, without lowering the estimate). Heavy
 //! loss with no queue in sight for two rounds (a fifth of a round, or a loss rate of a fifth over
 //! recent rounds) means the base RTT itself may hold a queue (the flow started into one): the
-//! flow sends almost nothing for a base RTT and 200 ms to see.
+//! flow sends almost nothing for a base RTT and 200 ms to see. A fair flow that drained for 2 s
+//! while the queue still stood takes the queue for the path instead: the flows that keep it
+//! started into it, took it for their base RTT, and do not drain for it.
 //! `docs/CONGESTION.md` explains each constant; `docs/journal/congestion.md` holds the measurements
 //! behind them.
 
