@@ -196,6 +196,13 @@ pub struct RunResult {
     /// reached [`STARTUP_SHARE`] of what the link can deliver; `None` where the transport gives
     /// no intervals (UDT4) or it never did.
     pub startup_s: Option<f64>,
+    /// The sender's smoothed RTT in the steady state (the mean of its samples every
+    /// [`STARTUP_INTERVAL`] after the omitted seconds), milliseconds; `None` where the
+    /// transport reports no RTT (UDT4).
+    pub steady_rtt_ms: Option<f64>,
+    /// How much longer the steady-state RTT is than the link's: `steady_rtt_ms ÷ rtt_ms − 1`
+    /// (issue 6: at most 0.1 with a 1-BDP queue). It includes the emulator's own delay.
+    pub rtt_inflation: Option<f64>,
     /// The emulator's CPU use, in cores, during the run.
     pub emulator_cpu: f64,
     /// Why the run failed or was skipped.
@@ -243,6 +250,14 @@ struct Measured {
     retransmits: Option<u64>,
     /// The receiver's goodput per interval: (seconds, bits per second), omitted ones included.
     received: Vec<(f64, f64)>,
+    /// The sender's smoothed RTT, seconds, sampled at the end of each interval after the
+    /// omitted seconds.
+    sender_rtts: Vec<f64>,
+}
+
+/// The mean of the samples; `None` when there are none.
+fn mean(samples: &[f64]) -> Option<f64> {
+    (!samples.is_empty()).then(|| samples.iter().sum::<f64>() / samples.len() as f64)
 }
 
 /// The receiving side reports its goodput this often, for the start-up time.
@@ -283,7 +298,8 @@ fn run_one(
     let report = lab.stop();
     let link = &config.forward;
     let deliverable = link.rate_bps as f64 * transport.payload_fraction() * (1.0 - link.loss);
-    let (goodput_bps, retransmits, startup_s, error) = match measured {
+    let rtt = (link.delay * 2).as_secs_f64();
+    let (goodput_bps, retransmits, startup_s, steady_rtt, error) = match measured {
         Ok(m) => (
             m.goodput_bps,
             m.retransmits,
@@ -291,22 +307,25 @@ fn run_one(
                 &m.received,
                 deliverable,
                 STARTUP_SHARE,
-                (link.delay * 2).as_secs_f64().max(STARTUP_INTERVAL),
+                rtt.max(STARTUP_INTERVAL),
             ),
+            mean(&m.sender_rtts),
             None,
         ),
-        Err(e) => (0.0, None, None, Some(e)),
+        Err(e) => (0.0, None, None, None, Some(e)),
     };
     Ok(RunResult {
         transport,
         run: 1,
         rate_bps: link.rate_bps,
-        rtt_ms: (link.delay * 2).as_secs_f64() * 1e3,
+        rtt_ms: rtt * 1e3,
         loss: link.loss,
         goodput_bps,
         efficiency: goodput_bps / deliverable.max(1.0),
         retransmits,
         startup_s,
+        steady_rtt_ms: steady_rtt.map(|s| s * 1e3),
+        rtt_inflation: steady_rtt.filter(|_| rtt > 0.0).map(|s| s / rtt - 1.0),
         emulator_cpu: report.cpu_share(),
         error,
     })
@@ -341,8 +360,9 @@ fn measure(
                 let (json, server_json) = client_server(
                     lab.command(Side::Server, iperf3)
                         .args(["-s", "-1", "-J", "-i", &every]),
-                    lab.command(Side::Client, iperf3)
-                        .args(["-J", "-t", &secs, "-O", &omitted, "-C", cc, "-c", &server]),
+                    lab.command(Side::Client, iperf3).args([
+                        "-J", "-i", &every, "-t", &secs, "-O", &omitted, "-C", cc, "-c", &server,
+                    ]),
                     length,
                 )?;
                 let v: serde_json::Value = serde_json::from_str(&json)
@@ -358,6 +378,7 @@ fn measure(
                         .ok_or("iperf3 reported no receiver rate")?,
                     retransmits: v["end"]["sum_sent"]["retransmits"].as_u64(),
                     received: intervals(&server, |i| &i["sum"]),
+                    sender_rtts: steady_rtts(&v, iperf3_rtt),
                 })
             } else {
                 haul_perf(
@@ -387,6 +408,7 @@ fn measure(
                     goodput_bps: bytes * 8.0 / seconds,
                     retransmits: None,
                     received: Vec::new(),
+                    sender_rtts: Vec::new(),
                 }),
                 _ => Err(format!("the UDT4 peer printed `{}`", out.trim())),
             }
@@ -414,7 +436,7 @@ fn haul_perf(
             &every,
         ]),
         lab.command(Side::Client, &tools.haul)
-            .args(["perf", "--json", "--client", &server])
+            .args(["perf", "--json", "--interval", &every, "--client", &server])
             .args(options),
         length,
     )?;
@@ -427,7 +449,39 @@ fn haul_perf(
             .ok_or("haul perf reported no rate")?,
         retransmits: v["sender"]["retransmits"].as_u64(),
         received: intervals(&server, |i| i),
+        sender_rtts: steady_rtts(&v, haul_perf_rtt),
     })
+}
+
+/// Whether an iperf3 interval was omitted, and its (first) stream's RTT in microseconds.
+fn iperf3_rtt(interval: &serde_json::Value) -> (Option<bool>, Option<f64>) {
+    (
+        interval["sum"]["omitted"].as_bool(),
+        interval["streams"][0]["rtt"].as_f64(),
+    )
+}
+
+/// Whether a `haul perf` interval was omitted, and its RTT in microseconds.
+fn haul_perf_rtt(interval: &serde_json::Value) -> (Option<bool>, Option<f64>) {
+    (interval["omitted"].as_bool(), interval["rtt_us"].as_f64())
+}
+
+/// The sender's RTT samples in seconds from the intervals of its JSON report (`haul perf`'s or
+/// iperf3's), leaving out the omitted intervals and those without a sample; `sample` finds an
+/// interval's (omitted, RTT in microseconds).
+fn steady_rtts(
+    report: &serde_json::Value,
+    sample: impl Fn(&serde_json::Value) -> (Option<bool>, Option<f64>),
+) -> Vec<f64> {
+    let Some(list) = report["intervals"].as_array() else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(|i| match sample(i) {
+            (Some(false), Some(us)) if us > 0.0 => Some(us / 1e6),
+            _ => None,
+        })
+        .collect()
 }
 
 /// (seconds, bits per second) of each interval in a JSON report (`haul perf`'s or iperf3's,
@@ -548,11 +602,11 @@ fn finish(mut running: Running, deadline: Instant) -> Result<String, String> {
 /// The results as CSV, one line per transfer.
 pub fn csv(results: &[RunResult]) -> String {
     let mut out = String::from(
-        "transport,run,rate_mbit,rtt_ms,loss,goodput_mbit,efficiency,retransmits,startup_s,emulator_cpu,error\n",
+        "transport,run,rate_mbit,rtt_ms,loss,goodput_mbit,efficiency,retransmits,startup_s,steady_rtt_ms,rtt_inflation,emulator_cpu,error\n",
     );
     for r in results {
         out += &format!(
-            "{},{},{},{},{},{:.2},{:.4},{},{},{:.3},{}\n",
+            "{},{},{},{},{},{:.2},{:.4},{},{},{},{},{:.3},{}\n",
             r.transport.name(),
             r.run,
             r.rate_bps as f64 / 1e6,
@@ -562,6 +616,12 @@ pub fn csv(results: &[RunResult]) -> String {
             r.efficiency,
             r.retransmits.map(|n| n.to_string()).unwrap_or_default(),
             r.startup_s.map(|s| format!("{s:.2}")).unwrap_or_default(),
+            r.steady_rtt_ms
+                .map(|s| format!("{s:.2}"))
+                .unwrap_or_default(),
+            r.rtt_inflation
+                .map(|s| format!("{s:.4}"))
+                .unwrap_or_default(),
             r.emulator_cpu,
             r.error.as_deref().unwrap_or("").replace([',', '\n'], ";"),
         );
@@ -668,6 +728,8 @@ mod tests {
             efficiency: mbit / 100.0,
             retransmits: None,
             startup_s: None,
+            steady_rtt_ms: None,
+            rtt_inflation: None,
             emulator_cpu: 0.1,
             error: error.map(str::to_owned),
         }
@@ -720,5 +782,25 @@ mod tests {
             vec![(0.1, 1e6), (0.1, 2e6)]
         );
         assert!(intervals(&serde_json::Value::Null, |i| i).is_empty());
+    }
+
+    #[test]
+    fn steady_rtts_leave_out_omitted_intervals_and_missing_samples() {
+        let iperf = serde_json::json!({"intervals": [
+            {"sum": {"omitted": true}, "streams": [{"rtt": 90_000}]},
+            {"sum": {"omitted": false}, "streams": [{"rtt": 11_000}]},
+            {"sum": {"omitted": false}, "streams": [{"rtt": 13_000}]},
+            {"sum": {"omitted": false}, "streams": []},
+        ]});
+        assert_eq!(steady_rtts(&iperf, iperf3_rtt), vec![0.011, 0.013]);
+        let haul = serde_json::json!({"intervals": [
+            {"omitted": true, "rtt_us": 50_000},
+            {"omitted": false, "rtt_us": 0},
+            {"omitted": false, "rtt_us": 12_000},
+        ]});
+        assert_eq!(steady_rtts(&haul, haul_perf_rtt), vec![0.012]);
+        assert!(steady_rtts(&serde_json::Value::Null, haul_perf_rtt).is_empty());
+        assert_eq!(mean(&[0.011, 0.013]), Some(0.012));
+        assert_eq!(mean(&[]), None);
     }
 }

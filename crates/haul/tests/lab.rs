@@ -163,6 +163,7 @@ fn quick_compare_writes_csv_json_table_and_plots() {
     let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
     let (goodput, error) = (column("goodput_mbit"), column("error"));
     let startup = column("startup_s");
+    let (rtt, steady_rtt) = (column("rtt_ms"), column("steady_rtt_ms"));
     let rows: Vec<&str> = csv.lines().skip(1).collect();
     assert_eq!(rows.len(), 16, "{csv}");
     for row in &rows {
@@ -180,6 +181,13 @@ fn quick_compare_writes_csv_json_table_and_plots() {
             // reached well within a 2 s transfer.
             let at: f64 = fields[startup].parse().unwrap();
             assert!(at > 0.0 && at < 2.0, "start-up: {row}");
+        }
+        if fields[0] != "udt4" {
+            // The sender's smoothed RTT: never below the link's, and with a 1-BDP queue, the
+            // emulator's own delay and start-up's overshoot at most about twice it.
+            let link: f64 = fields[rtt].parse().unwrap();
+            let steady: f64 = fields[steady_rtt].parse().unwrap();
+            assert!(steady >= link * 0.95 && steady < 3.0 * link, "RTT: {row}");
         }
     }
     let json: serde_json::Value =
