@@ -1,18 +1,21 @@
 #!/bin/sh
 # Parallel haul connections sharing one emulated bottleneck (`haul perf -P N` through
 # `haul lab link`): each connection's goodput at the receiver and their Jain fairness index,
-# over the steady state. The connections start together (the simulator's fairness tests start
-# them a second apart). Needs root and a release build. Not a test: it measures.
+# over the steady state. The connections start together unless STAGGER says how far apart
+# (`haul perf --stagger`). Needs root and a release build. Not a test: it measures.
 #     sudo sh bench/parallel.sh
 # HAUL=path picks another build; RATE (100M), RTTS ("10ms 100ms 300ms"), FLOWS ("2 4"),
-# TIME (15) and OMIT (5) change the grid; ROUNDS=n repeats it.
+# TIME (15), OMIT (5) and STAGGER (0s) change the grid; ROUNDS=n repeats it. As the
+# simulator's fairness tests (a second apart, measured from 10 s to 20 s after the first start):
+#     sudo STAGGER=1s OMIT=10 TIME=10 sh bench/parallel.sh
 set -eu
 HAUL=${HAUL:-$(cd "$(dirname "$0")/.." && pwd)/target/release/haul}
 for round in $(seq "${ROUNDS:-1}"); do
   for rtt in ${RTTS:-10ms 100ms 300ms}; do
     for flows in ${FLOWS:-2 4}; do
       "$HAUL" lab link --rate "${RATE:-100M}" --rtt "$rtt" --server "exec $HAUL perf -s >/dev/null 2>&1" -- \
-        "$HAUL" perf -c 10.77.0.2 -P "$flows" -t "${TIME:-15}" --omit "${OMIT:-5}" --json 2>/dev/null |
+        "$HAUL" perf -c 10.77.0.2 -P "$flows" -t "${TIME:-15}" --omit "${OMIT:-5}" \
+        --stagger "${STAGGER:-0s}" --json 2>/dev/null |
         python3 -c '
 import json, sys
 rate, rtt, flows, rnd = sys.argv[1:]

@@ -190,3 +190,38 @@ fn parallel_connections_are_reported_each_with_their_fairness() {
     let single = json_test(&["--time", "0.5"]);
     assert!(single["jain_index"].is_null(), "{single}");
 }
+
+#[test]
+fn staggered_connections_start_one_after_another_and_stop_together() {
+    // Fixed rates, so that what each connection moved tells how long it sent: 1.5, 1 and 0.5 s.
+    let v = json_test(&[
+        "--time",
+        "1.5",
+        "--parallel",
+        "3",
+        "--stagger",
+        "0.5",
+        "--rate",
+        "100M",
+    ]);
+    let streams: Vec<f64> = v["receiver"]["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b.as_f64().unwrap())
+        .collect();
+    assert_eq!(streams.len(), 3, "{v}");
+    let (first, second, third) = (streams[0], streams[1], streams[2]);
+    assert!(first > second && second > third && third > 0.0, "{v}");
+    assert!((0.5..0.85).contains(&(second / first)), "{v}");
+    assert!((0.15..0.5).contains(&(third / first)), "{v}");
+}
+
+#[test]
+fn a_stagger_that_starts_a_connection_after_the_test_is_refused() {
+    // Nothing listens on port 9: the check comes first.
+    let out = client(9, &["--time", "1", "--parallel", "3", "--stagger", "0.5s"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--stagger"), "{stderr}");
+}

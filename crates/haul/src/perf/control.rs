@@ -50,6 +50,10 @@ pub struct Params {
     /// Seconds at the start left out of the summary (the test runs this much longer).
     #[serde(default)]
     pub omit: u32,
+    /// Seconds between the starts of consecutive connections: connection k sends its first
+    /// byte k × this after the test starts (0: all together).
+    #[serde(default)]
+    pub stagger: f64,
 }
 
 /// Longest test, omitted seconds included: a day, as iperf3 allows.
@@ -73,6 +77,15 @@ impl Params {
             return Err(format!(
                 "--parallel {} is out of range: 1 to {MAX_PARALLEL} connections are allowed",
                 self.parallel
+            ));
+        }
+        let last_start = self.stagger * f64::from(self.parallel - 1);
+        let in_time = self.bytes.is_some() || last_start < total;
+        if !(self.stagger >= 0.0 && last_start <= MAX_TEST_SECONDS && in_time) {
+            return Err(format!(
+                "--stagger {:?} s is out of range: the last of {} connections would start at \
+                 {last_start:?} s, after a test of {total:?} s ends (stagger less, or run longer)",
+                self.stagger, self.parallel
             ));
         }
         Ok(())

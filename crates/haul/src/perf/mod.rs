@@ -54,6 +54,12 @@ pub struct PerfArgs {
     /// `--json`).
     #[arg(long, short = 'P', default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=control::MAX_PARALLEL as i64))]
     parallel: u32,
+    /// Start the parallel connections this far apart (0.5 = 0.5s = 500ms): connection k
+    /// (from 0) sends its first byte k × TIME after the first, and all stop together, to see how
+    /// a flow that joins a busy path takes its share. With --omit past the last start the
+    /// summary and its Jain index cover only the time all of them were sending.
+    #[arg(long, default_value = "0s", value_name = "TIME", value_parser = units::parse_duration)]
+    stagger: Duration,
     /// Leave the first N seconds out of the summary, as iperf3's --omit does: the start-up of
     /// the congestion control (the test runs N seconds longer; their interval lines are marked).
     #[arg(long, short = 'O', default_value_t = 0, value_name = "SECONDS")]
@@ -256,6 +262,7 @@ fn client(args: &PerfArgs, host: &str) -> Result<()> {
         mss: args.mss.unwrap_or(1500),
         copy: args.copy,
         omit: args.omit,
+        stagger: args.stagger.as_secs_f64(),
     };
     params.check().map_err(|e| anyhow!(e))?;
     let target = resolve(host, args.port)?;
@@ -303,7 +310,7 @@ fn client(args: &PerfArgs, host: &str) -> Result<()> {
     let sending = !params.reverse;
     if !args.json {
         eprintln!(
-            "haul perf: {} {} {} with {} connection(s) over {}",
+            "haul perf: {} {} {} with {} connection(s){} over {}",
             if sending {
                 "sending to"
             } else {
@@ -318,6 +325,11 @@ fn client(args: &PerfArgs, host: &str) -> Result<()> {
                     n => format!(" after {n} s omitted"),
                 },
             params.parallel,
+            if params.parallel > 1 && params.stagger > 0.0 {
+                format!(", one more every {} s", params.stagger)
+            } else {
+                String::new()
+            },
             match params.transport {
                 Transport::Haul => "haul (UDP)".to_string(),
                 Transport::Tcp =>
@@ -400,7 +412,7 @@ fn run_test(
             thread::spawn(move || {
                 let count = |n| bytes.add(i, n);
                 if sending {
-                    send(stream, &params, count)
+                    send(stream, &params, started, i as u32, count)
                 } else {
                     receive(stream, &params, count)
                 }
@@ -451,11 +463,21 @@ fn run_test(
     })
 }
 
-/// Writes until the time or byte budget is spent, then waits until the receiver has everything.
-fn send(mut stream: DataStream, params: &Params, count: impl Fn(u64)) -> Result<Instant> {
+/// Connection `index` of a test that started at `started`: waits for its turn (`--stagger`),
+/// writes until the time or byte budget is spent, then waits until the receiver has everything.
+fn send(
+    mut stream: DataStream,
+    params: &Params,
+    started: Instant,
+    index: u32,
+    count: impl Fn(u64),
+) -> Result<Instant> {
     let chunk = Bytes::from(vec![0x68u8; 1 << 20]);
-    let deadline =
-        Instant::now() + Duration::from_secs_f64(params.seconds + f64::from(params.omit));
+    thread::sleep(
+        (started + Duration::from_secs_f64(params.stagger * f64::from(index)))
+            .saturating_duration_since(Instant::now()),
+    );
+    let deadline = started + Duration::from_secs_f64(params.seconds + f64::from(params.omit));
     let mut sent = 0u64;
     loop {
         let n = match params.bytes {
