@@ -80,11 +80,17 @@ impl Params {
             ));
         }
         let last_start = self.stagger * f64::from(self.parallel - 1);
-        let in_time = self.bytes.is_some() || last_start < total;
-        if !(self.stagger >= 0.0 && last_start <= MAX_TEST_SECONDS && in_time) {
+        if !(self.stagger >= 0.0 && last_start <= MAX_TEST_SECONDS) {
             return Err(format!(
-                "--stagger {:?} s is out of range: the last of {} connections would start at \
-                 {last_start:?} s, after a test of {total:?} s ends (stagger less, or run longer)",
+                "--stagger {:?} s is out of range: it must be 0 or more, and the last \
+                 connection must start within {MAX_TEST_SECONDS} s (a day)",
+                self.stagger
+            ));
+        }
+        if self.bytes.is_none() && self.parallel > 1 && last_start >= total {
+            return Err(format!(
+                "--stagger {:?} s: the last of {} connections would start at {last_start:?} s, \
+                 when the test of {total:?} s is over (stagger less, or run longer)",
                 self.stagger, self.parallel
             ));
         }
