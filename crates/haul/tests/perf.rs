@@ -166,17 +166,22 @@ fn a_server_refuses_a_test_it_cannot_run_and_says_why() {
     assert_eq!(server.wait().unwrap().code(), Some(0));
 }
 
+/// The bytes each connection delivered, from a summary's receiver report.
+fn receiver_streams(summary: &serde_json::Value) -> Vec<u64> {
+    summary["receiver"]["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b.as_u64().unwrap())
+        .collect()
+}
+
 #[test]
 fn parallel_connections_are_reported_each_with_their_fairness() {
     // A fixed rate per connection, so that each connection's share is known: equal.
     let v = json_test(&["--time", "1", "--parallel", "3", "--rate", "100M"]);
     let receiver = &v["receiver"];
-    let streams: Vec<u64> = receiver["streams"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b.as_u64().unwrap())
-        .collect();
+    let streams = receiver_streams(&v);
     assert_eq!(streams.len(), 3, "{v}");
     assert_eq!(
         streams.iter().sum::<u64>(),
@@ -204,14 +209,9 @@ fn staggered_connections_start_one_after_another_and_stop_together() {
         "--rate",
         "100M",
     ]);
-    let streams: Vec<f64> = v["receiver"]["streams"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b.as_f64().unwrap())
-        .collect();
+    let streams = receiver_streams(&v);
     assert_eq!(streams.len(), 3, "{v}");
-    let (first, second, third) = (streams[0], streams[1], streams[2]);
+    let [first, second, third] = [0, 1, 2].map(|i| streams[i] as f64);
     assert!(first > second && second > third && third > 0.0, "{v}");
     assert!((0.5..0.85).contains(&(second / first)), "{v}");
     assert!((0.15..0.5).contains(&(third / first)), "{v}");

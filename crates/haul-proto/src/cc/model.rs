@@ -1000,12 +1000,7 @@ impl ModelRate {
         } else {
             0.0
         };
-        if !queue_held
-            || round_lost == 0
-            || (round_lost as f64) <= random
-            || bw < floor
-            || !delivered
-        {
+        if !queue_held || (round_lost as f64) <= random || bw < floor || !delivered {
             return;
         }
         let factor = share.map_or(OVERRUN_CUT, |share| 1.0 - OVERRUN_SHARE_CUT * share);
