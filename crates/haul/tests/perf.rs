@@ -120,6 +120,26 @@ fn intervals_are_as_long_as_asked_and_omitted_ones_stay_out_of_the_summary() {
 }
 
 #[test]
+fn a_timed_test_s_receiver_measures_the_test_s_seconds_after_the_omitted_ones() {
+    let v = json_test(&[
+        "--time",
+        "2",
+        "--omit",
+        "1",
+        "--interval",
+        "0.1",
+        "--rate",
+        "100M",
+    ]);
+    // Not up to the last byte: from the first interval boundary after the omitted second to the
+    // first after the two measured ones (the test's interval ticks, a tenth of a second apart).
+    let seconds = v["receiver"]["seconds"].as_f64().unwrap();
+    assert!((1.95..2.15).contains(&seconds), "{v}");
+    let rate = v["bits_per_second"].as_f64().unwrap();
+    assert!(rate > 50e6 && rate <= 100e6, "{v}");
+}
+
+#[test]
 fn a_test_that_ends_within_the_omitted_seconds_says_so() {
     let port = free_port();
     let mut server = server(port);

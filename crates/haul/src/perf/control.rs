@@ -112,7 +112,8 @@ pub struct Ready {
 pub struct SideReport {
     /// Bytes this side sent or received after the omitted seconds.
     pub bytes: u64,
-    /// Seconds from the end of the omitted seconds (the first byte) to the last byte.
+    /// Seconds from the end of the omitted seconds (the first byte) to the last byte; on the
+    /// receiving side of a timed test, the test's seconds after the omitted ones.
     pub seconds: f64,
     /// CPU seconds this process used during the test, after the omitted seconds.
     pub cpu_seconds: f64,

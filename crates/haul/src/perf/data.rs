@@ -58,6 +58,17 @@ impl Probe {
     }
 }
 
+impl Probe {
+    /// Payload bytes that have arrived so far, read by the application or still waiting behind
+    /// a hole (haul); `None` where only what was read is known (TCP).
+    pub fn arrived(&self) -> Option<u64> {
+        match self {
+            Probe::Haul(m) => Some(m.stats().bytes_received),
+            Probe::Tcp(_) => None,
+        }
+    }
+}
+
 fn tcp_info(t: &TcpStream) -> Option<Snapshot> {
     // SAFETY: tcp_info is plain data; getsockopt writes at most `len` bytes.
     let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };

@@ -11,7 +11,7 @@ use clap::{ArgGroup, Args};
 use control::{Control, Params, Ready, SideReport, Transport, VERSION};
 use data::{tune_tcp, DataStream, Probe};
 use haul_net::{Bytes, Dialect, Endpoint, NetConfig};
-use report::{Counters, Interval, Reporter, Summary};
+use report::{Counters, Interval, Reporter, Span, Summary};
 use std::io::ErrorKind;
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::path::PathBuf;
@@ -400,7 +400,13 @@ fn run_test(
         Arc::clone(&done),
         started,
         interval,
-        Duration::from_secs(params.omit.into()),
+        Span {
+            omit: Duration::from_secs(params.omit.into()),
+            length: params
+                .bytes
+                .is_none()
+                .then(|| Duration::from_secs_f64(params.seconds)),
+        },
         print,
     );
     let workers: Vec<_> = streams
@@ -440,16 +446,21 @@ fn run_test(
             params.omit
         );
     };
-    let streams: Vec<u64> = bytes
-        .each()
+    // A timed test's receiver measures the test's seconds after the omitted ones, both ends
+    // counted alike (see `report::counted_at_mark`); otherwise up to the last byte.
+    let (end, at_end) = match seen.span_end {
+        Some(end) if !sending => (end.at, end.streams),
+        _ => (last_byte, bytes.each()),
+    };
+    let streams: Vec<u64> = at_end
         .iter()
         .zip(&mark.streams)
-        .map(|(now, then)| now - then)
+        .map(|(now, then)| now.saturating_sub(*then))
         .collect();
     Ok(Measured {
         side: SideReport {
             bytes: streams.iter().sum(),
-            seconds: last_byte.saturating_duration_since(mark.at).as_secs_f64(),
+            seconds: end.saturating_duration_since(mark.at).as_secs_f64(),
             cpu_seconds: cpu_seconds() - mark.cpu_seconds,
             retransmits: if sending {
                 seen.last.retransmits.saturating_sub(mark.retransmits)
