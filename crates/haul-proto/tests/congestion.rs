@@ -597,15 +597,27 @@ fn jain(rates: &[f64]) -> f64 {
 /// `flows` senders share one 100 Mbit/s bottleneck (a router node would be needed for a shared
 /// link, so all flows run between the same two hosts, on one link), started a second apart
 /// (FAIR_GAP_MS apart where set; see `share_started`).
-fn share(flows: usize, rtt_ms: u64, seed: u64) -> (f64, f64, f64) {
+fn share(flows: usize, rtt_ms: u64, seed: u64) -> Shared {
     share_started(flows, rtt_ms, seed, env_or("FAIR_GAP_MS", 1_000))
 }
 
+/// How flows shared a bottleneck over a measured span (see `share_started`).
+struct Shared {
+    /// Jain's index of the flows' goodputs.
+    jain: f64,
+    /// All goodput together, as a share of the link.
+    efficiency: f64,
+    /// The smallest goodput, relative to a fair share.
+    least: f64,
+    /// The senders' smoothed RTT, sampled every 100 ms and averaged over the flows, divided by
+    /// the path's RTT, minus 1: the queue the flows keep between them.
+    rtt_inflation: f64,
+}
+
 /// As `share`, the flows started `gap_ms` apart (0 starts them together, as `haul perf -P`
-/// does). Returns (Jain index over ten seconds that begin 10 − flows s after the last flow
-/// started — 10–20 s for flows a second apart —, total efficiency, smallest share relative to a
-/// fair share).
-fn share_started(flows: usize, rtt_ms: u64, seed: u64, gap_ms: u64) -> (f64, f64, f64) {
+/// does), measured over ten seconds that begin 10 − flows s after the last flow started (10–20 s
+/// for flows a second apart).
+fn share_started(flows: usize, rtt_ms: u64, seed: u64, gap_ms: u64) -> Shared {
     log_from_env();
     let rtt = Duration::from_millis(rtt_ms);
     let mut sim: Simulation<Host> = Simulation::new(seed);
@@ -639,7 +651,12 @@ fn share_started(flows: usize, rtt_ms: u64, seed: u64, gap_ms: u64) -> (f64, f64
         .values()
         .map(|c| c.stats().bytes_received)
         .collect();
-    sim.run_until(Duration::from_secs(10), |_| false);
+    let mut rtts = Vec::new();
+    for _ in 0..100 {
+        sim.run_until(Duration::from_millis(100), |_| false);
+        let conns = sim.node(ci).conns.values();
+        rtts.extend(conns.map(|c| c.stats().rtt.as_secs_f64()));
+    }
     let after: Vec<u64> = sim
         .node(si)
         .conns
@@ -653,7 +670,13 @@ fn share_started(flows: usize, rtt_ms: u64, seed: u64, gap_ms: u64) -> (f64, f64
         .collect();
     let total: f64 = rates.iter().sum();
     let least = rates.iter().copied().fold(f64::MAX, f64::min) / (total / flows as f64);
-    (jain(&rates), total / (100e6 * PAYLOAD_FRACTION), least)
+    let mean_rtt = rtts.iter().sum::<f64>() / rtts.len().max(1) as f64;
+    Shared {
+        jain: jain(&rates),
+        efficiency: total / (100e6 * PAYLOAD_FRACTION),
+        least,
+        rtt_inflation: mean_rtt / rtt.as_secs_f64() - 1.0,
+    }
 }
 
 /// Prints each flow's sending every half second for ten seconds (`FAIR_TRACE_HALVES` half
@@ -696,8 +719,13 @@ fn trace_shares(sim: &mut Simulation<Host>, sender: usize) {
 fn flows_sharing_a_bottleneck_keep_it_full() {
     for flows in [2, 4] {
         for rtt in [10, 100] {
-            let (j, e, least) = share(flows, rtt, 7);
-            eprintln!("{flows} flows, rtt {rtt} ms: Jain {j:.3}, efficiency {e:.3}, least share {least:.2}");
+            let Shared {
+                jain: j,
+                efficiency: e,
+                least,
+                rtt_inflation,
+            } = share(flows, rtt, 7);
+            eprintln!("{flows} flows, rtt {rtt} ms: Jain {j:.3}, efficiency {e:.3}, least share {least:.2}, RTT inflation {rtt_inflation:+.3}");
             assert!(
                 e >= 0.9,
                 "{flows} flows at {rtt} ms leave the link {:.0} % idle",
@@ -713,8 +741,8 @@ fn flows_sharing_a_bottleneck_keep_it_full() {
 /// thousands of losses at three packets per second.
 #[test]
 fn a_newcomer_into_a_full_queue_is_not_starved() {
-    let (j, _, least) = share(4, 300, 48);
-    assert!(least >= 0.25, "Jain {j:.3}, least share {least:.2}");
+    let Shared { jain, least, .. } = share(4, 300, 48);
+    assert!(least >= 0.25, "Jain {jain:.3}, least share {least:.2}");
 }
 
 /// Latecomers that took a full queue into their base RTT lose 10–50 % round after round without
@@ -725,10 +753,10 @@ fn a_newcomer_into_a_full_queue_is_not_starved() {
 #[test]
 fn latecomers_with_a_queue_in_their_base_rtt_find_it() {
     for (rtt, seed) in [(100, 51), (300, 75)] {
-        let (j, _, least) = share(4, rtt, seed);
+        let Shared { jain, least, .. } = share(4, rtt, seed);
         assert!(
             least >= 0.5,
-            "{rtt} ms: Jain {j:.3}, least share {least:.2}"
+            "{rtt} ms: Jain {jain:.3}, least share {least:.2}"
         );
     }
 }
@@ -747,7 +775,7 @@ fn four_flows_on_a_short_path_converge() {
 /// at least 0.98 and is at least 0.95 in every seed.
 fn four_flows_converge_over_seeds_1_to_8(rtt_ms: u64, gap_ms: u64) {
     let mut js: Vec<f64> = (1..=8)
-        .map(|seed| share_started(4, rtt_ms, seed, gap_ms).0)
+        .map(|seed| share_started(4, rtt_ms, seed, gap_ms).jain)
         .collect();
     js.sort_by(f64::total_cmp);
     eprintln!("four flows at {rtt_ms} ms, {gap_ms} ms apart, seeds 1-8, Jain sorted: {js:.3?}");
@@ -778,10 +806,10 @@ fn four_flows_started_together_on_a_long_path_converge() {
 fn flows_share_a_bottleneck_fairly() {
     for flows in [2, 4] {
         for rtt in [10, 100] {
-            let (j, _, least) = share(flows, rtt, 7);
+            let Shared { jain, least, .. } = share(flows, rtt, 7);
             assert!(
-                j >= 0.98 && least >= 0.8,
-                "{flows} flows at {rtt} ms: Jain {j:.3}, least {least:.2}"
+                jain >= 0.98 && least >= 0.8,
+                "{flows} flows at {rtt} ms: Jain {jain:.3}, least {least:.2}"
             );
         }
     }
@@ -805,7 +833,7 @@ fn random_loss_does_not_collapse_the_rate_unlike_the_reference() {
 }
 
 /// Fairness over six seeds (the fixed-seed tests above see one draw of a chaotic process):
-/// prints "Jain/least share" per seed. FAIR_FIRST_SEED and FAIR_SEEDS choose others, FAIR_RTT
+/// prints "Jain/least share/RTT inflation" per seed. FAIR_FIRST_SEED and FAIR_SEEDS choose others, FAIR_RTT
 /// (milliseconds, comma-separated, default 10,100) the paths, FAIR_FLOWS (default 2,4) the
 /// numbers of flows, FAIR_GAP_MS the time between starts (default 1000), FAIR_JITTER=1 start
 /// times that vary with the seed (see `share`), FAIR_TRACE=1 each flow's sending every half
@@ -821,8 +849,13 @@ fn fairness_across_seeds() {
             let mut js = vec![];
             let first: u64 = env_or("FAIR_FIRST_SEED", 1);
             for seed in first..first + env_or("FAIR_SEEDS", 6) {
-                let (j, _, least) = share(flows, rtt, seed);
-                js.push(format!("{j:.3}/{least:.2}"));
+                let Shared {
+                    jain,
+                    least,
+                    rtt_inflation,
+                    ..
+                } = share(flows, rtt, seed);
+                js.push(format!("{jain:.3}/{least:.2}/{rtt_inflation:+.2}"));
             }
             eprintln!("{flows} flows {rtt} ms: {}", js.join(" "));
         }
