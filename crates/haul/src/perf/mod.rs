@@ -62,6 +62,8 @@ pub struct PerfArgs {
     stagger: Duration,
     /// Leave the first N seconds out of the summary, as iperf3's --omit does: the start-up of
     /// the congestion control (the test runs N seconds longer; their interval lines are marked).
+    /// The receiver's summary of a timed test then covers the --time seconds after them, and a
+    /// haul receiver counts what arrived in them, read or still held behind a lost packet.
     #[arg(long, short = 'O', default_value_t = 0, value_name = "SECONDS")]
     omit: u32,
     /// Time between interval lines, at least 0.1 s (0.5 = 0.5s = 500ms). The summary's --omit
