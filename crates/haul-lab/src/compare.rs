@@ -196,6 +196,10 @@ pub struct RunResult {
     /// reached [`STARTUP_SHARE`] of what the link can deliver; `None` where the transport gives
     /// no intervals (UDT4) or it never did.
     pub startup_s: Option<f64>,
+    /// Start-up timed as [`RunResult::startup_s`] on what arrived at the receiver instead of
+    /// what it read: when the link carried the share (haul only). Under loss in-order delivery
+    /// waits a round trip or three whenever a retransmission is lost too, and comes in bursts.
+    pub link_startup_s: Option<f64>,
     /// The sender's smoothed RTT in the steady state (the mean of its samples every
     /// [`STARTUP_INTERVAL`] after the omitted seconds), milliseconds; `None` where the
     /// transport reports no RTT (UDT4).
@@ -250,6 +254,8 @@ struct Measured {
     retransmits: Option<u64>,
     /// The receiver's goodput per interval: (seconds, bits per second), omitted ones included.
     received: Vec<(f64, f64)>,
+    /// The same of what arrived, read or not (haul only; empty elsewhere).
+    arrived: Vec<(f64, f64)>,
     /// The sender's smoothed RTT, seconds, sampled at the end of each interval after the
     /// omitted seconds.
     sender_rtts: Vec<f64>,
@@ -299,20 +305,19 @@ fn run_one(
     let link = &config.forward;
     let deliverable = link.rate_bps as f64 * transport.payload_fraction() * (1.0 - link.loss);
     let rtt = (link.delay * 2).as_secs_f64();
-    let (goodput_bps, retransmits, startup_s, steady_rtt, error) = match measured {
+    let window = rtt.max(STARTUP_INTERVAL);
+    let startup_on =
+        |received: &[(f64, f64)]| startup(received, deliverable, STARTUP_SHARE, window);
+    let (goodput_bps, retransmits, startup_s, link_startup_s, steady_rtt, error) = match measured {
         Ok(m) => (
             m.goodput_bps,
             m.retransmits,
-            startup(
-                &m.received,
-                deliverable,
-                STARTUP_SHARE,
-                rtt.max(STARTUP_INTERVAL),
-            ),
+            startup_on(&m.received),
+            startup_on(&m.arrived),
             mean(&m.sender_rtts),
             None,
         ),
-        Err(e) => (0.0, None, None, None, Some(e)),
+        Err(e) => (0.0, None, None, None, None, Some(e)),
     };
     Ok(RunResult {
         transport,
@@ -324,6 +329,7 @@ fn run_one(
         efficiency: goodput_bps / deliverable.max(1.0),
         retransmits,
         startup_s,
+        link_startup_s,
         steady_rtt_ms: steady_rtt.map(|s| s * 1e3),
         rtt_inflation: steady_rtt.filter(|_| rtt > 0.0).map(|s| s / rtt - 1.0),
         emulator_cpu: report.cpu_share(),
@@ -378,6 +384,7 @@ fn measure(
                         .ok_or("iperf3 reported no receiver rate")?,
                     retransmits: v["end"]["sum_sent"]["retransmits"].as_u64(),
                     received: intervals(&server, |i| &i["sum"]),
+                    arrived: Vec::new(),
                     sender_rtts: steady_rtts(&v, iperf3_rtt),
                 })
             } else {
@@ -408,6 +415,7 @@ fn measure(
                     goodput_bps: bytes * 8.0 / seconds,
                     retransmits: None,
                     received: Vec::new(),
+                    arrived: Vec::new(),
                     sender_rtts: Vec::new(),
                 }),
                 _ => Err(format!("the UDT4 peer printed `{}`", out.trim())),
@@ -449,6 +457,7 @@ fn haul_perf(
             .ok_or("haul perf reported no rate")?,
         retransmits: v["sender"]["retransmits"].as_u64(),
         received: intervals(&server, |i| i),
+        arrived: arrivals(&server),
         sender_rtts: steady_rtts(&v, haul_perf_rtt),
     })
 }
@@ -498,6 +507,21 @@ fn intervals(
         .filter_map(|i| {
             let seconds = i["end"].as_f64()? - i["start"].as_f64()?;
             Some((seconds, i["bits_per_second"].as_f64()?))
+        })
+        .collect()
+}
+
+/// (seconds, bits per second) of what arrived in each interval of a `haul perf` receiver's
+/// JSON report (`arrived_bytes`); empty when it has none.
+fn arrivals(report: &serde_json::Value) -> Vec<(f64, f64)> {
+    let Some(list) = report["intervals"].as_array() else {
+        return Vec::new();
+    };
+    list.iter()
+        .map_while(|i| {
+            let seconds = i["end"].as_f64()? - i["start"].as_f64()?;
+            let bits = i["arrived_bytes"].as_u64()? as f64 * 8.0;
+            Some((seconds, bits / seconds.max(1e-9)))
         })
         .collect()
 }
@@ -602,11 +626,11 @@ fn finish(mut running: Running, deadline: Instant) -> Result<String, String> {
 /// The results as CSV, one line per transfer.
 pub fn csv(results: &[RunResult]) -> String {
     let mut out = String::from(
-        "transport,run,rate_mbit,rtt_ms,loss,goodput_mbit,efficiency,retransmits,startup_s,steady_rtt_ms,rtt_inflation,emulator_cpu,error\n",
+        "transport,run,rate_mbit,rtt_ms,loss,goodput_mbit,efficiency,retransmits,startup_s,link_startup_s,steady_rtt_ms,rtt_inflation,emulator_cpu,error\n",
     );
     for r in results {
         out += &format!(
-            "{},{},{},{},{},{:.2},{:.4},{},{},{},{},{:.3},{}\n",
+            "{},{},{},{},{},{:.2},{:.4},{},{},{},{},{},{:.3},{}\n",
             r.transport.name(),
             r.run,
             r.rate_bps as f64 / 1e6,
@@ -616,6 +640,9 @@ pub fn csv(results: &[RunResult]) -> String {
             r.efficiency,
             r.retransmits.map(|n| n.to_string()).unwrap_or_default(),
             r.startup_s.map(|s| format!("{s:.2}")).unwrap_or_default(),
+            r.link_startup_s
+                .map(|s| format!("{s:.2}"))
+                .unwrap_or_default(),
             r.steady_rtt_ms
                 .map(|s| format!("{s:.2}"))
                 .unwrap_or_default(),
@@ -728,6 +755,7 @@ mod tests {
             efficiency: mbit / 100.0,
             retransmits: None,
             startup_s: None,
+            link_startup_s: None,
             steady_rtt_ms: None,
             rtt_inflation: None,
             emulator_cpu: 0.1,
@@ -802,5 +830,28 @@ mod tests {
         assert!(steady_rtts(&serde_json::Value::Null, haul_perf_rtt).is_empty());
         assert_eq!(mean(&[0.011, 0.013]), Some(0.012));
         assert_eq!(mean(&[]), None);
+    }
+
+    #[test]
+    fn arrivals_are_read_from_a_haul_receiver_s_intervals_and_time_start_up_on_the_link() {
+        // In-order delivery waits behind a lost retransmission, then releases it all at once;
+        // what arrived shows the link full from the second interval.
+        let report = serde_json::json!({"intervals": [
+            {"start": 0.0, "end": 0.1, "bits_per_second": 20e6, "arrived_bytes": 250_000},
+            {"start": 0.1, "end": 0.2, "bits_per_second": 0.0, "arrived_bytes": 1_187_500},
+            {"start": 0.2, "end": 0.3, "bits_per_second": 0.0, "arrived_bytes": 1_187_500},
+            {"start": 0.3, "end": 0.4, "bits_per_second": 190e6, "arrived_bytes": 1_187_500},
+        ]});
+        let arrived = arrivals(&report);
+        assert_eq!(arrived.len(), 4);
+        assert!((arrived[1].1 - 95e6).abs() < 1.0, "{arrived:?}");
+        let read = intervals(&report, |i| i);
+        let at = |received: &[(f64, f64)]| startup(received, 100e6, 0.9, 0.2).unwrap();
+        assert!((at(&arrived) - 0.3).abs() < 1e-9);
+        assert!((at(&read) - 0.4).abs() < 1e-9);
+        // TCP's intervals and a sender's have no arrivals.
+        let tcp =
+            serde_json::json!({"intervals": [{"start": 0.0, "end": 0.1, "bits_per_second": 1e6}]});
+        assert!(arrivals(&tcp).is_empty());
     }
 }

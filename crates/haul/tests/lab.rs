@@ -162,7 +162,7 @@ fn quick_compare_writes_csv_json_table_and_plots() {
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
     let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
     let (goodput, error) = (column("goodput_mbit"), column("error"));
-    let startup = column("startup_s");
+    let (startup, link_startup) = (column("startup_s"), column("link_startup_s"));
     let (rtt, steady_rtt) = (column("rtt_ms"), column("steady_rtt_ms"));
     let rows: Vec<&str> = csv.lines().skip(1).collect();
     assert_eq!(rows.len(), 16, "{csv}");
@@ -181,6 +181,12 @@ fn quick_compare_writes_csv_json_table_and_plots() {
             // reached well within a 2 s transfer.
             let at: f64 = fields[startup].parse().unwrap();
             assert!(at > 0.0 && at < 2.0, "start-up: {row}");
+            // The same on what arrived, read or not.
+            let on_link: f64 = fields[link_startup].parse().unwrap();
+            assert!(
+                on_link > 0.0 && on_link < 2.0,
+                "start-up on the link: {row}"
+            );
         }
         if fields[0] != "udt4" {
             // The sender's smoothed RTT: never below the link's, and with a 1-BDP queue, the

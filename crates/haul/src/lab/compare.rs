@@ -117,10 +117,12 @@ fn progress_line(index: usize, total: usize, r: &RunResult, eta: Duration) -> St
     let outcome = match &r.error {
         Some(e) => format!("failed: {e}"),
         None => format!(
-            "{:>13}  efficiency {:.2}  start-up {}  RTT {}  (emulator {:.0} % of a core)",
+            "{:>13}  efficiency {:.2}  start-up {}{}  RTT {}  (emulator {:.0} % of a core)",
             units::rate(r.goodput_bps),
             r.efficiency,
             r.startup_s.map_or("-".to_owned(), |s| format!("{s:.1} s")),
+            r.link_startup_s
+                .map_or(String::new(), |s| format!(" (link {s:.1} s)")),
             r.rtt_inflation
                 .map_or("-".to_owned(), |x| format!("{:+.0} %", x * 100.0)),
             r.emulator_cpu * 100.0

@@ -29,8 +29,13 @@ pub struct Snapshot {
 
 /// Reads a connection's statistics from another thread.
 pub enum Probe {
-    /// A haul connection's monitor.
-    Haul(haul_net::Monitor),
+    /// A haul connection's monitor, and whether this side receives.
+    Haul {
+        /// The connection's statistics.
+        monitor: haul_net::Monitor,
+        /// This side receives the test's data.
+        receiving: bool,
+    },
     /// A clone of the TCP socket, for `TCP_INFO`.
     Tcp(TcpStream),
 }
@@ -39,8 +44,8 @@ impl Probe {
     /// The connection's current figures.
     pub fn snapshot(&self) -> Snapshot {
         match self {
-            Probe::Haul(m) => {
-                let s = m.stats();
+            Probe::Haul { monitor, .. } => {
+                let s = monitor.stats();
                 let period = s.pacing_period.as_secs_f64();
                 Snapshot {
                     rtt_us: s.rtt.as_micros() as u64,
@@ -59,12 +64,16 @@ impl Probe {
 }
 
 impl Probe {
-    /// Payload bytes that have arrived so far, read by the application or still waiting behind
-    /// a hole (haul); `None` where only what was read is known (TCP).
+    /// Payload bytes that have arrived so far on a receiving haul connection, read by the
+    /// application or still waiting behind a hole; `None` on a sender, and where only what was
+    /// read is known (TCP).
     pub fn arrived(&self) -> Option<u64> {
         match self {
-            Probe::Haul(m) => Some(m.stats().bytes_received),
-            Probe::Tcp(_) => None,
+            Probe::Haul {
+                monitor,
+                receiving: true,
+            } => Some(monitor.stats().bytes_received),
+            Probe::Haul { .. } | Probe::Tcp(_) => None,
         }
     }
 }
@@ -92,10 +101,13 @@ fn tcp_info(t: &TcpStream) -> Option<Snapshot> {
 }
 
 impl DataStream {
-    /// A probe for interval lines.
-    pub fn probe(&self) -> Result<Probe> {
+    /// A probe for interval lines, on the side that is `receiving` or sending.
+    pub fn probe(&self, receiving: bool) -> Result<Probe> {
         Ok(match self {
-            DataStream::Haul(s) => Probe::Haul(s.monitor()),
+            DataStream::Haul(s) => Probe::Haul {
+                monitor: s.monitor(),
+                receiving,
+            },
             DataStream::Tcp(t) => Probe::Tcp(t.try_clone().context("cloning a TCP socket")?),
         })
     }

@@ -392,7 +392,10 @@ fn run_test(
     interval: Duration,
     print: bool,
 ) -> Result<Measured> {
-    let probes: Vec<Probe> = streams.iter().map(|s| s.probe()).collect::<Result<_>>()?;
+    let probes: Vec<Probe> = streams
+        .iter()
+        .map(|s| s.probe(!sending))
+        .collect::<Result<_>>()?;
     let bytes = Arc::new(Counters::new(streams.len()));
     let done = Arc::new(AtomicBool::new(false));
     let started = Instant::now();
