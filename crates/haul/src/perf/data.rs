@@ -61,9 +61,7 @@ impl Probe {
             Probe::Tcp(t) => tcp_info(t).unwrap_or_default(),
         }
     }
-}
 
-impl Probe {
     /// Payload bytes that have arrived so far on a receiving haul connection, read by the
     /// application or still waiting behind a hole; `None` on a sender, and where only what was
     /// read is known (TCP).
