@@ -499,29 +499,34 @@ fn intervals(
     report: &serde_json::Value,
     figures: impl Fn(&serde_json::Value) -> &serde_json::Value,
 ) -> Vec<(f64, f64)> {
-    let Some(list) = report["intervals"].as_array() else {
-        return Vec::new();
-    };
-    list.iter()
-        .map(figures)
-        .filter_map(|i| {
-            let seconds = i["end"].as_f64()? - i["start"].as_f64()?;
-            Some((seconds, i["bits_per_second"].as_f64()?))
-        })
-        .collect()
+    series(report, figures, |i, _| i["bits_per_second"].as_f64())
 }
 
 /// (seconds, bits per second) of what arrived in each interval of a `haul perf` receiver's
 /// JSON report (`arrived_bytes`); empty when it has none.
 fn arrivals(report: &serde_json::Value) -> Vec<(f64, f64)> {
+    series(
+        report,
+        |i| i,
+        |i, seconds| Some(i["arrived_bytes"].as_u64()? as f64 * 8.0 / seconds.max(1e-9)),
+    )
+}
+
+/// (seconds, `rate` of the figures and the seconds) of each interval of a JSON report, up to
+/// the first without them (a gap would shift every later interval's time).
+fn series(
+    report: &serde_json::Value,
+    figures: impl Fn(&serde_json::Value) -> &serde_json::Value,
+    rate: impl Fn(&serde_json::Value, f64) -> Option<f64>,
+) -> Vec<(f64, f64)> {
     let Some(list) = report["intervals"].as_array() else {
         return Vec::new();
     };
     list.iter()
+        .map(figures)
         .map_while(|i| {
             let seconds = i["end"].as_f64()? - i["start"].as_f64()?;
-            let bits = i["arrived_bytes"].as_u64()? as f64 * 8.0;
-            Some((seconds, bits / seconds.max(1e-9)))
+            Some((seconds, rate(i, seconds)?))
         })
         .collect()
 }

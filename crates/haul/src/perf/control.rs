@@ -115,7 +115,8 @@ pub struct SideReport {
     /// Seconds from the end of the omitted seconds (the first byte) to the last byte; on the
     /// receiving side of a timed test, the test's seconds after the omitted ones.
     pub seconds: f64,
-    /// CPU seconds this process used during the test, after the omitted seconds.
+    /// CPU seconds this process used during the test, after the omitted seconds (on the
+    /// receiving side of a timed test, during the seconds `seconds` counts).
     pub cpu_seconds: f64,
     /// Retransmitted packets (haul) or segments (TCP) after the omitted seconds, when this
     /// side sent.

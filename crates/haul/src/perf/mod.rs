@@ -451,11 +451,12 @@ fn run_test(
             params.omit
         );
     };
-    // A timed test's receiver measures the test's seconds after the omitted ones, both ends
-    // counted alike (see `report::counted_at_mark`); otherwise up to the last byte.
-    let (end, at_end) = match seen.span_end {
-        Some(end) if !sending => (end.at, end.streams),
-        _ => (last_byte, bytes.each()),
+    // A timed test's receiver measures the test's seconds after the omitted ones, bytes and CPU
+    // alike, both ends counted the same way (see `report::counted_at_mark`); otherwise up to
+    // the last byte.
+    let (end, at_end, cpu_at_end) = match seen.span_end {
+        Some(end) if !sending => (end.at, end.streams, end.cpu_seconds),
+        _ => (last_byte, bytes.each(), cpu_seconds()),
     };
     let streams: Vec<u64> = at_end
         .iter()
@@ -466,7 +467,7 @@ fn run_test(
         side: SideReport {
             bytes: streams.iter().sum(),
             seconds: end.saturating_duration_since(mark.at).as_secs_f64(),
-            cpu_seconds: cpu_seconds() - mark.cpu_seconds,
+            cpu_seconds: cpu_at_end - mark.cpu_seconds,
             retransmits: if sending {
                 seen.last.retransmits.saturating_sub(mark.retransmits)
             } else {

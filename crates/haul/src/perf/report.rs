@@ -94,15 +94,7 @@ pub struct Seen {
     pub mark: Option<Mark>,
     /// The end of a timed test's measured seconds, counted as the mark is; `None` when the
     /// test ended before it, or was not timed.
-    pub span_end: Option<SpanEnd>,
-}
-
-/// The end of a timed test's measured seconds.
-pub struct SpanEnd {
-    /// When.
-    pub at: Instant,
-    /// Bytes moved before it, by each connection, counted as [`Mark::streams`] are.
-    pub streams: Vec<u64>,
+    pub span_end: Option<Mark>,
 }
 
 /// Which part of a test the summary measures.
@@ -122,12 +114,6 @@ pub struct Span {
 fn counted_at_mark(read: &[u64], arrived: impl IntoIterator<Item = Option<u64>>) -> Vec<u64> {
     let arrived = arrived.into_iter().map(|a| a.unwrap_or(0));
     read.iter().zip(arrived).map(|(&r, a)| r.max(a)).collect()
-}
-
-/// What arrived on all the connections so far (see [`Probe::arrived`]); `None` unless every one
-/// knows.
-fn arrived(probes: &[Probe]) -> Option<u64> {
-    probes.iter().map(Probe::arrived).sum()
 }
 
 fn total(probes: &[Probe]) -> Snapshot {
@@ -170,7 +156,7 @@ impl Reporter {
             let mut span_end = None;
             let mut intervals = Vec::new();
             let mut last = (0.0f64, 0u64, 0u64);
-            let mut last_arrived = arrived(&probes);
+            let mut last_arrived: Option<u64> = probes.iter().map(Probe::arrived).sum();
             if print {
                 eprintln!("  interval (s)     transfer        bitrate   retr       rtt     cwnd");
             }
@@ -198,7 +184,10 @@ impl Reporter {
                 let now = (Instant::now() - start).as_secs_f64();
                 let moved = bytes.total();
                 let snap = total(&probes);
-                let arrived_now = arrived(&probes);
+                // What arrived on each connection (see `Probe::arrived`); the sum is known only
+                // when every one knows.
+                let arrived_each: Vec<Option<u64>> = probes.iter().map(Probe::arrived).collect();
+                let arrived_now: Option<u64> = arrived_each.iter().copied().sum();
                 let secs = (now - last.0).max(1e-9);
                 let iv = Interval {
                     start: last.0,
@@ -214,15 +203,14 @@ impl Reporter {
                     pacing_bps: snap.pacing_bps,
                     omitted: mark.is_none(),
                 };
-                let at = start + Duration::from_secs_f64(now);
-                let counted = || counted_at_mark(&bytes.each(), probes.iter().map(Probe::arrived));
+                let mark_here = || Mark {
+                    at: start + Duration::from_secs_f64(now),
+                    streams: counted_at_mark(&bytes.each(), arrived_each.iter().copied()),
+                    retransmits: snap.retransmits,
+                    cpu_seconds: cpu_seconds(),
+                };
                 if reached && mark.is_none() && tick >= start + omit {
-                    mark = Some(Mark {
-                        at,
-                        streams: counted(),
-                        retransmits: snap.retransmits,
-                        cpu_seconds: cpu_seconds(),
-                    });
+                    mark = Some(mark_here());
                 } else if reached
                     && mark.is_some()
                     && span_end.is_none()
@@ -230,10 +218,7 @@ impl Reporter {
                         .length
                         .is_some_and(|length| tick >= start + omit + length)
                 {
-                    span_end = Some(SpanEnd {
-                        at,
-                        streams: counted(),
-                    });
+                    span_end = Some(mark_here());
                 }
                 if print && iv.end - iv.start > every.as_secs_f64() / 20.0 {
                     eprintln!(
