@@ -1005,6 +1005,12 @@ impl ModelRate {
         self.scale_estimate(factor);
     }
 
+    /// The last RTT sample of this round and of the round before: the queue at the rounds'
+    /// ends (a round's smallest sample comes early in a round whose queue grows).
+    fn round_end_rtts(&self) -> Option<(Duration, Duration)> {
+        self.round_last_rtt.zip(self.last_round_end_rtt)
+    }
+
     /// A cruising fair flow's round delivered `delivered` packets per second (what arrived and
     /// what random loss took): if that is less than it sent while the queue grew, the flows'
     /// estimates add up to more than the link (see [`OVERSUBSCRIBED`]).
@@ -1019,8 +1025,7 @@ impl ModelRate {
             return;
         }
         let queue_grew = self
-            .round_last_rtt
-            .zip(self.last_round_end_rtt)
+            .round_end_rtts()
             .is_some_and(|(now, before)| now > before + QUEUE_SLACK);
         if !queue_grew {
             return;
@@ -1050,8 +1055,7 @@ impl ModelRate {
             return;
         };
         let queue_held = self
-            .round_last_rtt
-            .zip(self.last_round_end_rtt)
+            .round_end_rtts()
             .is_some_and(|(now, before)| now + QUEUE_SLACK >= before);
         let floor = OVERRUN_SHARE * capacity;
         let delivered = self.bw_rounds[self.round] >= OVERRUN_DELIVERY * self.sent_all_pps;
@@ -1318,12 +1322,8 @@ impl ModelRate {
                             self.cut_by_share(bw);
                         }
                     }
-                    if fair && !self.foreign_queue {
-                        if let Some(mean) = round_mean {
-                            self.cut_to_delivery(
-                                report_losses.served(mean, loss_rate).unwrap_or(mean),
-                            );
-                        }
+                    if let Some(mean) = round_mean.filter(|_| fair && !self.foreign_queue) {
+                        self.cut_to_delivery(report_losses.served(mean, loss_rate).unwrap_or(mean));
                     }
                     self.draining_queue =
                         (standing == Some(true) && !self.foreign_queue) || heavy_loss;

@@ -25,6 +25,10 @@ pub struct Snapshot {
     pub window: u64,
     /// haul's pacing rate in bits per second (0 for TCP).
     pub pacing_bps: f64,
+    /// Payload bytes that have arrived so far on a receiving haul connection, read by the
+    /// application or still waiting behind a hole; `None` on a sender, and where only what was
+    /// read is known (TCP).
+    pub arrived: Option<u64>,
 }
 
 /// Reads a connection's statistics from another thread.
@@ -44,7 +48,7 @@ impl Probe {
     /// The connection's current figures.
     pub fn snapshot(&self) -> Snapshot {
         match self {
-            Probe::Haul { monitor, .. } => {
+            Probe::Haul { monitor, receiving } => {
                 let s = monitor.stats();
                 let period = s.pacing_period.as_secs_f64();
                 Snapshot {
@@ -56,22 +60,10 @@ impl Probe {
                     } else {
                         0.0
                     },
+                    arrived: receiving.then_some(s.bytes_received),
                 }
             }
             Probe::Tcp(t) => tcp_info(t).unwrap_or_default(),
-        }
-    }
-
-    /// Payload bytes that have arrived so far on a receiving haul connection, read by the
-    /// application or still waiting behind a hole; `None` on a sender, and where only what was
-    /// read is known (TCP).
-    pub fn arrived(&self) -> Option<u64> {
-        match self {
-            Probe::Haul {
-                monitor,
-                receiving: true,
-            } => Some(monitor.stats().bytes_received),
-            Probe::Haul { .. } | Probe::Tcp(_) => None,
         }
     }
 }
@@ -95,6 +87,7 @@ fn tcp_info(t: &TcpStream) -> Option<Snapshot> {
         retransmits: info.tcpi_total_retrans as u64,
         window: info.tcpi_snd_cwnd as u64,
         pacing_bps: 0.0,
+        arrived: None,
     })
 }
 

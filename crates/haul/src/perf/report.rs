@@ -116,20 +116,24 @@ fn counted_at_mark(read: &[u64], arrived: impl IntoIterator<Item = Option<u64>>)
     read.iter().zip(arrived).map(|(&r, a)| r.max(a)).collect()
 }
 
-fn total(probes: &[Probe]) -> Snapshot {
-    probes
-        .iter()
-        .map(|p| p.snapshot())
-        .fold(Snapshot::default(), |acc, s| Snapshot {
-            rtt_us: if acc.rtt_us == 0 {
-                s.rtt_us
-            } else {
-                acc.rtt_us
-            },
-            retransmits: acc.retransmits + s.retransmits,
-            window: acc.window + s.window,
-            pacing_bps: acc.pacing_bps + s.pacing_bps,
-        })
+/// The connections' figures together: the first one's RTT, the sums of the rest (what arrived
+/// only when every connection knows it).
+fn total(snapshots: impl IntoIterator<Item = Snapshot>) -> Snapshot {
+    let none = Snapshot {
+        arrived: Some(0),
+        ..Snapshot::default()
+    };
+    snapshots.into_iter().fold(none, |acc, s| Snapshot {
+        rtt_us: if acc.rtt_us == 0 {
+            s.rtt_us
+        } else {
+            acc.rtt_us
+        },
+        retransmits: acc.retransmits + s.retransmits,
+        window: acc.window + s.window,
+        pacing_bps: acc.pacing_bps + s.pacing_bps,
+        arrived: acc.arrived.zip(s.arrived).map(|(a, b)| a + b),
+    })
 }
 
 impl Reporter {
@@ -156,7 +160,7 @@ impl Reporter {
             let mut span_end = None;
             let mut intervals = Vec::new();
             let mut last = (0.0f64, 0u64, 0u64);
-            let mut last_arrived: Option<u64> = probes.iter().map(Probe::arrived).sum();
+            let mut last_arrived = total(probes.iter().map(Probe::snapshot)).arrived;
             if print {
                 eprintln!("  interval (s)     transfer        bitrate   retr       rtt     cwnd");
             }
@@ -170,7 +174,7 @@ impl Reporter {
                     if done.load(Ordering::Relaxed) {
                         break;
                     }
-                    let now = total(&probes);
+                    let now = total(probes.iter().map(Probe::snapshot));
                     if now.retransmits >= latest.retransmits && now.rtt_us > 0 {
                         latest = now;
                     }
@@ -183,11 +187,10 @@ impl Reporter {
                 let reached = Instant::now() >= tick;
                 let now = (Instant::now() - start).as_secs_f64();
                 let moved = bytes.total();
-                let snap = total(&probes);
-                // What arrived on each connection (see `Probe::arrived`); the sum is known only
-                // when every one knows.
-                let arrived_each: Vec<Option<u64>> = probes.iter().map(Probe::arrived).collect();
-                let arrived_now: Option<u64> = arrived_each.iter().copied().sum();
+                // One read of each connection a tick: the interval's figures and the mark's.
+                let each: Vec<Snapshot> = probes.iter().map(Probe::snapshot).collect();
+                let snap = total(each.iter().copied());
+                let arrived_now = snap.arrived;
                 let secs = (now - last.0).max(1e-9);
                 let iv = Interval {
                     start: last.0,
@@ -205,7 +208,7 @@ impl Reporter {
                 };
                 let mark_here = || Mark {
                     at: start + Duration::from_secs_f64(now),
-                    streams: counted_at_mark(&bytes.each(), arrived_each.iter().copied()),
+                    streams: counted_at_mark(&bytes.each(), each.iter().map(|s| s.arrived)),
                     retransmits: snap.retransmits,
                     cpu_seconds: cpu_seconds(),
                 };
@@ -237,7 +240,7 @@ impl Reporter {
                 last_arrived = arrived_now;
                 intervals.push(iv);
             }
-            let last = total(&probes);
+            let last = total(probes.iter().map(Probe::snapshot));
             Seen {
                 intervals,
                 last: if last.rtt_us > 0 { last } else { latest },
