@@ -853,8 +853,8 @@ fn random_loss_does_not_collapse_the_rate_unlike_the_reference() {
 }
 
 /// Fairness over six seeds (the fixed-seed tests above see one draw of a chaotic process):
-/// prints "Jain/least share/RTT inflation/efficiency" per seed. FAIR_FIRST_SEED and FAIR_SEEDS choose
-/// others, FAIR_RTT (milliseconds, comma-separated, default 10,100) the paths, FAIR_FLOWS
+/// prints "Jain/least share/RTT inflation/efficiency" per seed. FAIR_FIRST_SEED and FAIR_SEEDS
+/// choose others, FAIR_RTT (milliseconds, comma-separated, default 10,100) the paths, FAIR_FLOWS
 /// (default 2,4) the numbers of flows, FAIR_GAP_MS the time between starts (default 1000),
 /// FAIR_JITTER=1 start times that vary with the seed (see `share`), FAIR_TRACE=1 each flow's
 /// sending every half second for the ten seconds after the last one started
