@@ -1080,6 +1080,8 @@ impl ModelRate {
                 isn = self.first_seq,
                 bw,
                 cut,
+                round_lost,
+                loss_rate,
                 "a drain into an overflowing queue: cut"
             );
             for slot in &mut self.bw_rounds {
