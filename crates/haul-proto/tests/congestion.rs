@@ -616,7 +616,7 @@ struct Shared {
 
 /// As `share`, the flows started `gap_ms` apart (0 starts them together, as `haul perf -P`
 /// does), measured over ten seconds that begin 10 − flows s after the last flow started (10–20 s
-/// for flows a second apart).
+/// for flows a second apart), or FAIR_LATER_S seconds later where set.
 fn share_started(flows: usize, rtt_ms: u64, seed: u64, gap_ms: u64) -> Shared {
     log_from_env();
     let rtt = Duration::from_millis(rtt_ms);
@@ -644,7 +644,8 @@ fn share_started(flows: usize, rtt_ms: u64, seed: u64, gap_ms: u64) -> Shared {
     if std::env::var("FAIR_TRACE").is_ok() {
         trace_shares(&mut sim, ci);
     }
-    sim.run_until(Duration::from_secs(10 - flows as u64), |_| false);
+    let later: u64 = env_or("FAIR_LATER_S", 0);
+    sim.run_until(Duration::from_secs(10 - flows as u64 + later), |_| false);
     let before: Vec<u64> = sim
         .node(si)
         .conns
@@ -859,7 +860,7 @@ fn random_loss_does_not_collapse_the_rate_unlike_the_reference() {
 /// FAIR_JITTER=1 start times that vary with the seed (see `share`), FAIR_TRACE=1 each flow's
 /// sending every half second for the ten seconds after the last one started
 /// (FAIR_TRACE_HALVES half seconds where set; see `trace_shares`), which then run before the
-/// measurement.
+/// measurement, FAIR_LATER_S a measurement that many seconds later (steady state).
 #[test]
 #[ignore = "diagnostic: takes a minute, prints fairness across seeds"]
 fn fairness_across_seeds() {
