@@ -9,9 +9,9 @@
 //! starts by raising the gain to 2.885 (doubling the rate each round) until the rate stops growing
 //! — from at least half the link capacity the receiver measures with packet pairs, while the path
 //! shows no queue — drains the queue that built, then cycles gains 1.25, 0.75, 1 × 6 to probe for
-//! more; a flow that shares the link probes by at least a tenth of the link capacity instead of
-//! a quarter of its own rate (additive increase: small flows gain on large ones), and drains a
-//! standing queue the deeper the larger its share of the link.
+//! more; a flow that shares the link probes by at least a tenth of what the other flows hold of
+//! the link capacity instead of a quarter of its own rate (additive increase: small flows gain
+//! on large ones), and drains a standing queue the deeper the larger its share of the link.
 //!
 //! Loss is read through the model, one round at a time. A round whose smallest RTT sample sits
 //! near the base RTT had no standing queue: its losses were random, they update the random-loss
@@ -221,13 +221,19 @@ const ALONE_SCALED_BELOW: f64 = 0.75;
 /// 0.74). A thirty-second of the link is far below any share of a few flows.
 const LINK_BACK: f64 = 1.0 / 32.0;
 const HEADROOM_PROBES: u32 = 2;
-/// A probe of a fair flow that shares the link adds at least this share of the link capacity
-/// (see `ModelRate::probe_extra`): above the usual quarter of its own rate below 40 % of the
-/// link. Under a shared queue every flow's delivery is proportional to what it sends, so a
-/// probe of a quarter of each flow's rate left unequal shares nearly as they were (four flows
-/// at 10 ms, 48 seeds: median Jain 0.970). A tenth of the link: 0.992; a twentieth 0.972 (it
-/// then acts only below a fifth of the link), 0.15 and 0.2 0.990–0.991 at 10 ms but 0.962 and
-/// 0.950 at 100 ms, against 0.977 (docs/journal/congestion.md, "Additive probes")…
+/// A probe of a fair flow that shares the link adds at least this share of what the other
+/// flows hold: the link capacity less its own estimate (see `ModelRate::probe_extra`), above the
+/// usual quarter of its own rate below 29 % of the link. Under a shared queue every flow's
+/// delivery is proportional to what it sends, so a probe of a quarter of each flow's rate left
+/// unequal shares nearly as they were (four flows at 10 ms, 48 seeds: median Jain 0.970). A
+/// tenth of the link: 0.992; a twentieth 0.972 (it then acts only below a fifth of the link),
+/// 0.15 and 0.2 0.990–0.991 at 10 ms but 0.962 and 0.950 at 100 ms, against 0.977
+/// (docs/journal/congestion.md, "Additive probes"). A tenth of what the others hold rather than
+/// of the link (session 39, "Probes by what the others hold"): four equal flows probe by 7.5 %
+/// of the link instead of 10 %, and each probe a flow keeps in its ten-round maximum adds less
+/// queue; the smaller the flow, the nearer its probe to a tenth of the link. Four flows, medians
+/// of 48 seeds at 10 / 100 / 300 ms a second apart: RTT +0.29 / +0.17 / +0.36 → +0.26 / +0.14 /
+/// +0.34; with jittered starts at 300 ms Jain 0.977 → 0.981, RTT +0.42 → +0.36…
 const SHARE_PROBE: f64 = 0.1;
 /// …but at most doubles the rate for a round. The drain after such a probe stays at the
 /// cycle's 0.75: draining as deep as the probe went (down to half) gave back what a small
@@ -692,10 +698,10 @@ impl ModelRate {
 
     /// How far the probe raises the rate, as a share of the estimate (its drain lowers it by
     /// as much, at most by a quarter). A fair flow that shares the link the receiver's
-    /// packet pairs measure adds at least [`SHARE_PROBE`] of that link: the same amount for
-    /// every flow, so that a small flow gains more by its probe than a large one (additive
-    /// increase; the drains every flow makes for a standing queue are the multiplicative
-    /// decrease).
+    /// packet pairs measure adds at least [`SHARE_PROBE`] of what the other flows hold of that
+    /// link: nearly the same amount for every small flow, less for a large one, so that a small
+    /// flow gains more by its probe than a large one (additive increase; the drains every flow
+    /// makes for a standing queue are the multiplicative decrease).
     fn probe_extra(&self) -> f64 {
         let probe = CYCLE[0] - 1.0;
         let bw = self.bandwidth();
@@ -707,7 +713,9 @@ impl ModelRate {
         };
         if bw < ALONE * c || bw > CAPACITY_CREDIBLE * c {
             // Sharing the link (or the capacity reads low, and the quarter rules).
-            return probe.max(SHARE_PROBE * c / bw).min(MAX_PROBE_EXTRA);
+            return probe
+                .max(SHARE_PROBE * (c / bw - 1.0).max(0.0))
+                .min(MAX_PROBE_EXTRA);
         }
         // Alone on the link (see `ALONE`).
         let share = self.probe_share();
@@ -1878,15 +1886,21 @@ mod tests {
     }
 
     #[test]
-    fn a_flow_sharing_the_link_probes_by_a_tenth_of_it() {
+    fn a_flow_sharing_the_link_probes_by_a_tenth_of_what_the_others_hold() {
         let t = Instant::now();
         let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
         cc.phase = Phase::Cruise;
         cc.min_rtt = Some((Duration::from_millis(100), t));
         cc.capacity = Some(10_000.0);
-        // (estimate, probe gain): a tenth of the link added, at least the usual quarter, at
-        // most double; the drain after it is the usual 0.75.
-        for (bw, probe) in [(2_500.0, 1.4), (5_000.0, 1.25), (500.0, 2.0)] {
+        // (estimate, probe gain): a tenth of the rest of the link added (a quarter of the
+        // link's 7 500 beside 2 500; 900 beside 1 000), at least the usual quarter, at most
+        // double; the drain after it is the usual 0.75.
+        for (bw, probe) in [
+            (2_500.0, 1.3),
+            (1_000.0, 1.9),
+            (5_000.0, 1.25),
+            (500.0, 2.0),
+        ] {
             cc.bw_rounds = [0.0; BW_ROUNDS];
             cc.bw_rounds[0] = bw;
             cc.cycle = 0;
