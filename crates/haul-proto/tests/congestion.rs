@@ -817,10 +817,11 @@ fn flows_share_a_bottleneck_fairly() {
 }
 
 /// Issue 6's queue target (RTT inflation ≤ 10 % with a 1-BDP buffer) for two flows a second
-/// apart at 100 ms, and four flows keep under a quarter of the base RTT (median of seeds 1–8).
+/// apart at 100 ms, and four flows keep at most +16 % of the base RTT (median of seeds 1–8).
 /// Before the cut for a round that delivered less than it sent while the queue grew, two flows
 /// kept +11 to +16 % (seeds 1–8) and four a median of +30 %; since, +7 to +8 % and +17 %
-/// (docs/journal/congestion.md, "Delivered less than sent").
+/// (docs/journal/congestion.md, "Delivered less than sent"); since probes by what the other
+/// flows hold, four +13 to +15 %, median +14 % ("Probes by what the others hold").
 #[test]
 fn flows_sharing_a_bottleneck_keep_a_small_queue() {
     for seed in 1..=4 {
@@ -833,7 +834,7 @@ fn flows_sharing_a_bottleneck_keep_a_small_queue() {
     four.sort_by(f64::total_cmp);
     eprintln!("four flows at 100 ms, seeds 1-8, RTT inflation sorted: {four:+.2?}");
     let median = (four[3] + four[4]) / 2.0;
-    assert!(median <= 0.22, "four flows: median RTT {median:+.2}");
+    assert!(median <= 0.16, "four flows: median RTT {median:+.2}");
 }
 
 /// Side by side with the reference controller on lossy long paths: the reason the model exists.
