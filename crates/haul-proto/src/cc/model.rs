@@ -1892,8 +1892,8 @@ mod tests {
         cc.phase = Phase::Cruise;
         cc.min_rtt = Some((Duration::from_millis(100), t));
         cc.capacity = Some(10_000.0);
-        // (estimate, probe gain): a tenth of the rest of the link added (a quarter of the
-        // link's 7 500 beside 2 500; 900 beside 1 000), at least the usual quarter, at most
+        // (estimate, probe gain): a tenth of what the others hold added (750 of the 7 500
+        // beside an estimate of 2 500; 900 beside 1 000), at least the usual quarter, at most
         // double; the drain after it is the usual 0.75.
         for (bw, probe) in [
             (2_500.0, 1.3),
