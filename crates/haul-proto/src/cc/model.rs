@@ -233,7 +233,8 @@ const HEADROOM_PROBES: u32 = 2;
 /// of the link instead of 10 %, and each probe a flow keeps in its ten-round maximum adds less
 /// queue; the smaller the flow, the nearer its probe to a tenth of the link. Four flows, medians
 /// of 48 seeds at 10 / 100 / 300 ms a second apart: RTT +0.29 / +0.17 / +0.36 → +0.26 / +0.14 /
-/// +0.34; with jittered starts at 300 ms Jain 0.977 → 0.981, RTT +0.42 → +0.36…
+/// +0.34; with jittered starts at 300 ms Jain 0.977 → 0.981, RTT +0.42 → +0.36. In the same
+/// form 0.08 read +0.13 at 100 ms and Jain 0.979 jittered, 0.12 +0.16 and RTT +0.40 jittered…
 const SHARE_PROBE: f64 = 0.1;
 /// …but at most doubles the rate for a round. The drain after such a probe stays at the
 /// cycle's 0.75: draining as deep as the probe went (down to half) gave back what a small
