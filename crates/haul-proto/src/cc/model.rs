@@ -713,10 +713,9 @@ impl ModelRate {
             return probe;
         };
         if bw < ALONE * c || bw > CAPACITY_CREDIBLE * c {
-            // Sharing the link (or the capacity reads low, and the quarter rules).
-            return probe
-                .max(SHARE_PROBE * (c / bw - 1.0).max(0.0))
-                .min(MAX_PROBE_EXTRA);
+            // Sharing the link (or the capacity reads low: the rest of the link is negative, and
+            // the quarter rules).
+            return probe.max(SHARE_PROBE * (c / bw - 1.0)).min(MAX_PROBE_EXTRA);
         }
         // Alone on the link (see `ALONE`).
         let share = self.probe_share();
