@@ -7,8 +7,9 @@
 //! sender sees its ACKs arrive, whichever is larger; the base RTT is the smallest RTT seen in ten seconds. The
 //! sender paces at `gain × rate` and keeps at most `rate × (6 × min RTT + 100 ms)` in flight. It
 //! starts by raising the gain to 2.885 (doubling the rate each round) until the rate stops growing
-//! — from at least half the link capacity the receiver measures with packet pairs, while the path
-//! shows no queue — drains the queue that built, then cycles gains 1.25, 0.75, 1 × 6 to probe for
+//! or, once the link capacity the receiver measures with packet pairs is known, a round shows a
+//! standing queue — from at least half that capacity while the path shows no queue — drains the
+//! queue that built, then cycles gains 1.25, 0.75, 1 × 6 to probe for
 //! more; a flow that shares the link probes by at least a tenth of what the other flows hold of
 //! the link capacity instead of a quarter of its own rate (additive increase: small flows gain
 //! on large ones), and drains a standing queue the deeper the larger its share of the link.
@@ -789,6 +790,19 @@ impl ModelRate {
             && !self.collapsed(self.bandwidth())
     }
 
+    /// A fair flow's start-up ends at a round whose smallest RTT shows a standing queue, once the
+    /// link capacity is believed (see [`CAPACITY_PACKETS`]). Doubling on there only overflows the
+    /// buffer: a newcomer beside flows that hold the link never nears the capacity, and its jump to
+    /// half of it builds half a BDP of queue in a round; the next newcomers started into the full
+    /// buffer and took it for their base RTT (four flows a second apart at 300 ms, seed 20: the
+    /// buffer stood full from 3.5 to 11 s). Not before the capacity is believed: a flow that started
+    /// into a full buffer has sent too little to have it, and ending there left it at 7 % of the
+    /// link for 10 s (jittered starts, seed 110). A flow alone on the link nears the capacity before
+    /// its queue stands a round, and then approaches it (see [`NEAR_CAPACITY`]).
+    fn queue_ends_startup(&self, standing: Option<bool>) -> bool {
+        self.policy == Policy::Fair && standing == Some(true) && self.capacity.is_some()
+    }
+
     /// Whether `rate` is below [`COLLAPSED`] of the largest estimate of the last 30 s.
     fn collapsed(&self, rate: f64) -> bool {
         rate < COLLAPSED * self.peak_bw.map_or(0.0, |(peak, _)| peak)
@@ -1268,6 +1282,10 @@ impl ModelRate {
         let round_min_rtt = self.round_min_rtt.take();
         match self.phase {
             Phase::Startup if self.restarted && standing == Some(true) => {
+                self.phase = Phase::Drain;
+            }
+            Phase::Startup if self.queue_ends_startup(standing) => {
+                tracing::debug!(bw, "start-up: a round's smallest RTT shows a queue");
                 self.phase = Phase::Drain;
             }
             // A scavenger starting into a queue has found other traffic (or filled the path):
@@ -2205,6 +2223,32 @@ mod tests {
             feed_measuring(&mut cc, &mut t, 1_000, 50, capacity);
             assert!(pps(&cc) < 10_000.0, "{policy:?}: {}", pps(&cc));
         }
+    }
+
+    #[test]
+    fn start_up_ends_at_a_standing_queue_once_the_capacity_is_believed() {
+        // A newcomer at 50 ms beside flows that hold a link of 100 000 packets per second: its
+        // pairs are timed, its rate still grows, and a round's smallest RTT shows 20 ms of queue.
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+        for rate in [1_000, 20_000, 30_000, 40_000] {
+            feed_measuring(&mut cc, &mut t, rate, 50, 100_000);
+        }
+        assert_eq!((cc.phase, cc.capacity), (Phase::Startup, Some(100_000.0)));
+        for rate in [45_000, 50_000] {
+            feed_measuring(&mut cc, &mut t, rate, 70, 100_000);
+        }
+        assert_eq!(cc.phase, Phase::Drain);
+
+        // Before a window of pairs is timed, start-up goes on: a flow that started into a full
+        // buffer has sent too little to know the link, and stopping there starved it.
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+        feed(&mut cc, &mut t, 1, 1_000, 50, 0);
+        for rate in [2_000, 4_000, 8_000] {
+            feed(&mut cc, &mut t, 1, rate, 70, 0);
+        }
+        assert_eq!((cc.phase, cc.capacity), (Phase::Startup, None));
     }
 
     #[test]
