@@ -6,13 +6,13 @@
 //! cruises (see `ModelRate::steady`) — or, in start-up and in rounds without loss, as the
 //! sender sees its ACKs arrive, whichever is larger; the base RTT is the smallest RTT seen in ten seconds. The
 //! sender paces at `gain × rate` and keeps at most `rate × (6 × min RTT + 100 ms)` in flight. It
-//! starts by raising the gain to 2.885 (doubling the rate each round) until the rate stops growing
-//! or, once the link capacity the receiver measures with packet pairs is known, a round shows a
-//! standing queue — from at least half that capacity while the path shows no queue — drains the
-//! queue that built, then cycles gains 1.25, 0.75, 1 × 6 to probe for
-//! more; a flow that shares the link probes by at least a tenth of what the other flows hold of
-//! the link capacity instead of a quarter of its own rate (additive increase: small flows gain
-//! on large ones), and drains a standing queue the deeper the larger its share of the link.
+//! starts by raising the gain to 2.885 (doubling the rate each round), from at least half the link
+//! capacity the receiver measures with packet pairs while the path shows no queue, until the rate
+//! stops growing or, once that capacity is known, a round shows a standing queue; it drains the
+//! queue that built, then cycles gains 1.25, 0.75, 1 × 6 to probe for more; a flow that shares the
+//! link probes by at least a tenth of what the other flows hold of the link capacity instead of a
+//! quarter of its own rate (additive increase: small flows gain on large ones), and drains a
+//! standing queue the deeper the larger its share of the link.
 //!
 //! Loss is read through the model, one round at a time. A round whose smallest RTT sample sits
 //! near the base RTT had no standing queue: its losses were random, they update the random-loss
@@ -790,17 +790,20 @@ impl ModelRate {
             && !self.collapsed(self.bandwidth())
     }
 
-    /// A fair flow's start-up ends at a round whose smallest RTT shows a standing queue, once the
-    /// link capacity is believed (see [`CAPACITY_PACKETS`]). Doubling on there only overflows the
-    /// buffer: a newcomer beside flows that hold the link never nears the capacity, and its jump to
-    /// half of it builds half a BDP of queue in a round; the next newcomers started into the full
-    /// buffer and took it for their base RTT (four flows a second apart at 300 ms, seed 20: the
-    /// buffer stood full from 3.5 to 11 s). Not before the capacity is believed: a flow that started
-    /// into a full buffer has sent too little to have it, and ending there left it at 7 % of the
-    /// link for 10 s (jittered starts, seed 110). A flow alone on the link nears the capacity before
-    /// its queue stands a round, and then approaches it (see [`NEAR_CAPACITY`]).
+    /// Whether a round whose smallest RTT showed a standing queue (`standing`) ends start-up: a
+    /// start-up entered again from cruise always (the path held traffic a moment ago), a fair
+    /// flow's first one once the link capacity is believed (see [`CAPACITY_PACKETS`]). Doubling on
+    /// there only overflows the buffer: a newcomer beside flows that hold the link never nears the
+    /// capacity, and its jump to half of it builds half a BDP of queue in a round; the next
+    /// newcomers started into the full buffer and took it for their base RTT (four flows a second
+    /// apart at 300 ms, seed 20: the buffer stood full from 3.5 to 11 s). Not before the capacity
+    /// is believed: a flow that started into a full buffer has sent too little to have it, and
+    /// ending there left it at 7 % of the link for 10 s (jittered starts, seed 110). A flow alone
+    /// on the link nears the capacity before its queue stands a round, and then approaches it (see
+    /// [`NEAR_CAPACITY`]).
     fn queue_ends_startup(&self, standing: Option<bool>) -> bool {
-        self.policy == Policy::Fair && standing == Some(true) && self.capacity.is_some()
+        standing == Some(true)
+            && (self.restarted || (self.policy == Policy::Fair && self.capacity.is_some()))
     }
 
     /// Whether `rate` is below [`COLLAPSED`] of the largest estimate of the last 30 s.
@@ -1281,9 +1284,6 @@ impl ModelRate {
         let (ended_phase, ended_cycle) = (self.phase, self.cycle);
         let round_min_rtt = self.round_min_rtt.take();
         match self.phase {
-            Phase::Startup if self.restarted && standing == Some(true) => {
-                self.phase = Phase::Drain;
-            }
             Phase::Startup if self.queue_ends_startup(standing) => {
                 tracing::debug!(bw, "start-up: a round's smallest RTT shows a queue");
                 self.phase = Phase::Drain;
