@@ -627,13 +627,38 @@ fn share_started(flows: usize, rtt_ms: u64, seed: u64, gap_ms: u64) -> Shared {
     let client = bulk_sender(cfg.clone(), seed, now);
     let ci = sim.add_node(c, client);
     let si = sim.add_node(s, Host::new(cfg, true, seed + 1, now));
-    sim.set_path(c, s, LinkConfig::wan(100_000_000, rtt));
+    // Noise the lab has in some form: FAIR_LINK_JITTER_US delays each packet by up to that
+    // much after the bottleneck (order kept), FAIR_ACK_JITTER_US the reverse path only (the
+    // ACKs: RTT samples and report timing, not the capacity the receiver measures), and
+    // FAIR_COALESCE_US hands the receiver its arrivals in ticks, as GRO does.
+    let link = LinkConfig {
+        jitter: Duration::from_micros(env_or("FAIR_LINK_JITTER_US", 0)),
+        ..LinkConfig::wan(100_000_000, rtt)
+    };
+    sim.set_path(c, s, link.clone());
+    sim.set_link(
+        s,
+        c,
+        LinkConfig {
+            jitter: Duration::from_micros(env_or("FAIR_ACK_JITTER_US", 0)),
+            ..link
+        },
+    );
+    sim.set_coalescing(s, Duration::from_micros(env_or("FAIR_COALESCE_US", 0)));
     // With FAIR_JITTER set, flows start 0.75–1.25 s apart, drawn from the seed: the seeds vary
     // little else, so one flow's changed timing otherwise moves every seed's outcome alike.
     let jitter = std::env::var("FAIR_JITTER").is_ok();
+    let mut started = Vec::new();
     for flow in 0..flows as u64 {
         let t = sim.now();
         sim.node_mut(ci).connect(t, s);
+        let conns = sim.node(ci).conns.keys();
+        started.extend(
+            conns
+                .copied()
+                .filter(|id| !started.contains(id))
+                .collect::<Vec<_>>(),
+        );
         let gap = if jitter {
             750 + (seed * 7_919 + flow * 104_729) % 500
         } else {
@@ -670,6 +695,9 @@ fn share_started(flows: usize, rtt_ms: u64, seed: u64, gap_ms: u64) -> Shared {
         .map(|(a, b)| (a - b) as f64 * 8.0 / 10.0)
         .collect();
     let total: f64 = rates.iter().sum();
+    if std::env::var("FAIR_RATES").is_ok() {
+        print_rates_in_start_order(&sim, si, &started, &rates, seed);
+    }
     let least = rates.iter().copied().fold(f64::MAX, f64::min) / (total / flows as f64);
     let mean_rtt = rtts.iter().sum::<f64>() / rtts.len().max(1) as f64;
     Shared {
@@ -678,6 +706,32 @@ fn share_started(flows: usize, rtt_ms: u64, seed: u64, gap_ms: u64) -> Shared {
         least,
         rtt_inflation: mean_rtt / rtt.as_secs_f64() - 1.0,
     }
+}
+
+/// Prints each flow's goodput (`rates`, in the order of the server's connections), in the order
+/// the flows started (`started`: the client's connection ids).
+fn print_rates_in_start_order(
+    sim: &Simulation<Host>,
+    server: usize,
+    started: &[u32],
+    rates: &[f64],
+    seed: u64,
+) {
+    let peers: Vec<u32> = sim
+        .node(server)
+        .conns
+        .values()
+        .map(|c| c.peer_id())
+        .collect();
+    let each: Vec<String> = started
+        .iter()
+        .filter_map(|id| peers.iter().position(|p| p == id))
+        .map(|i| format!("{:.1}", rates[i] / 1e6))
+        .collect();
+    eprintln!(
+        "seed {seed}: Mbit/s in the order the flows started {}",
+        each.join(" ")
+    );
 }
 
 /// Prints each flow's sending every half second for ten seconds (`FAIR_TRACE_HALVES` half
