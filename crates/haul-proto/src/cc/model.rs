@@ -225,17 +225,12 @@ const HEADROOM_PROBES: u32 = 2;
 /// A probe of a fair flow that shares the link adds at least this share of what the other
 /// flows hold: the link capacity less its own estimate (see `ModelRate::probe_extra`), above the
 /// usual quarter of its own rate below 29 % of the link. Under a shared queue every flow's
-/// delivery is proportional to what it sends, so a probe of a quarter of each flow's rate left
-/// unequal shares nearly as they were (four flows at 10 ms, 48 seeds: median Jain 0.970). A
-/// tenth of the link: 0.992; a twentieth 0.972 (it then acts only below a fifth of the link),
-/// 0.15 and 0.2 0.990–0.991 at 10 ms but 0.962 and 0.950 at 100 ms, against 0.977
-/// (docs/journal/congestion.md, "Additive probes"). A tenth of what the others hold rather than
-/// of the link (session 39, "Probes by what the others hold"): four equal flows probe by 7.5 %
-/// of the link instead of 10 %, and each probe a flow keeps in its ten-round maximum adds less
-/// queue; the smaller the flow, the nearer its probe to a tenth of the link. Four flows, medians
-/// of 48 seeds at 10 / 100 / 300 ms a second apart: RTT +0.29 / +0.17 / +0.36 → +0.26 / +0.14 /
-/// +0.34; with jittered starts at 300 ms Jain 0.977 → 0.981, RTT +0.42 → +0.36. In the same
-/// form 0.08 read +0.13 at 100 ms and Jain 0.979 jittered, 0.12 +0.16 and RTT +0.40 jittered…
+/// delivery is proportional to what it sends, so probes of a quarter of each flow's rate left
+/// unequal shares as they were (four flows at 10 ms, 48 seeds: median Jain 0.970; a tenth of
+/// the link 0.992). Of what the others hold rather than of the link, four equal flows probe by
+/// 7.5 % of the link, and the probe each keeps in its ten-round maximum adds less queue. The
+/// values tried are in docs/journal/congestion.md ("Additive probes", "Probes by what the
+/// others hold")…
 const SHARE_PROBE: f64 = 0.1;
 /// …but at most doubles the rate for a round. The drain after such a probe stays at the
 /// cycle's 0.75: draining as deep as the probe went (down to half) gave back what a small
