@@ -925,7 +925,9 @@ fn random_loss_does_not_collapse_the_rate_unlike_the_reference() {
 /// FAIR_JITTER=1 start times that vary with the seed (see `share`), FAIR_TRACE=1 each flow's
 /// sending every half second for the ten seconds after the last one started
 /// (FAIR_TRACE_HALVES half seconds where set; see `trace_shares`), which then run before the
-/// measurement, FAIR_LATER_S a measurement that many seconds later (steady state).
+/// measurement, FAIR_LATER_S a measurement that many seconds later (steady state), FAIR_RATES=1
+/// each flow's goodput in start order, and FAIR_LINK_JITTER_US, FAIR_ACK_JITTER_US and
+/// FAIR_COALESCE_US noise on the path (see `share_started`).
 #[test]
 #[ignore = "diagnostic: takes a minute, prints fairness across seeds"]
 fn fairness_across_seeds() {
