@@ -233,8 +233,12 @@ fn staggered_connections_start_one_after_another_and_stop_together() {
     assert_eq!(streams.len(), 3, "{v}");
     let [first, second, third] = [0, 1, 2].map(|i| streams[i] as f64);
     assert!(first > second && second > third && third > 0.0, "{v}");
+    // Ideally 2/3 and 1/3. Each connection writes 1 MiB at a time into a send buffer that
+    // drains after its deadline, and on two cores busy with the other tests the first one
+    // fell behind: 18, 14 and 9 MiB, the third half the first. Starting together would read
+    // near 1, and starting a quarter of a second apart 0.83 and 0.67.
     assert!((0.5..0.85).contains(&(second / first)), "{v}");
-    assert!((0.15..0.5).contains(&(third / first)), "{v}");
+    assert!((0.15..0.6).contains(&(third / first)), "{v}");
 }
 
 #[test]
