@@ -651,14 +651,7 @@ fn share_started(flows: usize, rtt_ms: u64, seed: u64, gap_ms: u64) -> Shared {
     let mut started = Vec::new();
     for flow in 0..flows as u64 {
         let t = sim.now();
-        sim.node_mut(ci).connect(t, s);
-        let conns = sim.node(ci).conns.keys();
-        started.extend(
-            conns
-                .copied()
-                .filter(|id| !started.contains(id))
-                .collect::<Vec<_>>(),
-        );
+        started.push(sim.node_mut(ci).connect(t, s));
         let gap = if jitter {
             750 + (seed * 7_919 + flow * 104_729) % 500
         } else {

@@ -787,15 +787,11 @@ impl ModelRate {
 
     /// Whether a round whose smallest RTT showed a standing queue (`standing`) ends start-up: a
     /// start-up entered again from cruise always (the path held traffic a moment ago), a fair
-    /// flow's first one once the link capacity is believed (see [`CAPACITY_PACKETS`]). Doubling on
-    /// there only overflows the buffer: a newcomer beside flows that hold the link never nears the
-    /// capacity, and its jump to half of it builds half a BDP of queue in a round; the next
-    /// newcomers started into the full buffer and took it for their base RTT (four flows a second
-    /// apart at 300 ms, seed 20: the buffer stood full from 3.5 to 11 s). Not before the capacity
-    /// is believed: a flow that started into a full buffer has sent too little to have it, and
-    /// ending there left it at 7 % of the link for 10 s (jittered starts, seed 110). A flow alone
-    /// on the link nears the capacity before its queue stands a round, and then approaches it (see
-    /// [`NEAR_CAPACITY`]).
+    /// flow's first one once the link capacity is believed (see [`CAPACITY_PACKETS`]). A newcomer
+    /// beside flows that hold the link never nears the capacity, and doubling on filled the
+    /// buffer that the next newcomers took for their base RTT; before the capacity is believed, a
+    /// flow that started into a full buffer has measured nothing, and stopping there starved it
+    /// (docs/journal/congestion.md, "A start-up that meets a standing queue").
     fn queue_ends_startup(&self, standing: Option<bool>) -> bool {
         standing == Some(true)
             && (self.restarted || (self.policy == Policy::Fair && self.capacity.is_some()))
