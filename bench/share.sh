@@ -4,11 +4,12 @@
 # Needs root, iperf3 and a release build. Prints one line per cell. Not a test: it measures.
 #     sudo sh bench/share.sh
 # HAUL=path compares another build; POLICIES="fair" and RTTS="30ms" narrow the grid; SERIES=1
-# prints both flows second by second.
+# prints both flows second by second; SECS (20) sets how long CUBIC runs (haul's share sinks
+# through the first minute: SECS=180 shows where it settles).
 #
 # Both flows run server to client (-R) so that each rate is what its receiver got: a haul sender's
 # own count is what it wrote into its send buffer (so the policy is set on the server). haul's
-# figure is its bytes delivered while CUBIC ran (CUBIC starts 0.5 s earlier and runs 20 s); what
+# figure is its bytes delivered while CUBIC ran (CUBIC starts 0.5 s earlier and runs SECS); what
 # haul delivers after, draining its send buffer, does not count.
 set -eu
 HAUL=${HAUL:-$(cd "$(dirname "$0")/.." && pwd)/target/release/haul}
@@ -16,9 +17,9 @@ OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 cat > "$OUT/pair.sh" <<INNER
 #!/bin/sh
-iperf3 -c 10.77.0.2 -p 5201 -R -C cubic -t 20 -J > $OUT/tcp.json &
+iperf3 -c 10.77.0.2 -p 5201 -R -C cubic -t ${SECS:-20} -J > $OUT/tcp.json &
 sleep 0.5
-$HAUL perf -c 10.77.0.2 -R -t 19 --json > $OUT/haul.json 2>/dev/null
+$HAUL perf -c 10.77.0.2 -R -t $((${SECS:-20} - 1)) --json > $OUT/haul.json 2>/dev/null
 wait
 INNER
 chmod +x "$OUT/pair.sh"
@@ -27,13 +28,13 @@ for policy in ${POLICIES:-fair scavenger}; do
     "$HAUL" lab link --rate 100M --rtt "$rtt" \
       --server "iperf3 -s -p 5201 -D; exec $HAUL perf -s --policy $policy >/dev/null 2>&1" \
       -- "$OUT/pair.sh" >/dev/null 2>&1
-    python3 - "$policy" "$rtt" "$OUT" "${SERIES:-}" <<'PY'
+    python3 - "$policy" "$rtt" "$OUT" "${SERIES:-}" "${SECS:-20}" <<'PY'
 import json, sys
-policy, rtt, out, series = sys.argv[1:]
+policy, rtt, out, series, secs = sys.argv[1:]
 tcp_run = json.load(open(f"{out}/tcp.json"))
 tcp = tcp_run["end"]["sum_received"]["bits_per_second"] / 1e6
-# haul's clock starts 0.5 s after CUBIC's: its intervals ending by 19.5 s overlap CUBIC's run.
-window = [i for i in json.load(open(f"{out}/haul.json"))["intervals"] if i["end"] <= 19.55]
+# haul's clock starts 0.5 s after CUBIC's: its intervals ending by SECS - 0.5 s overlap CUBIC's run.
+window = [i for i in json.load(open(f"{out}/haul.json"))["intervals"] if i["end"] <= float(secs) - 0.45]
 haul = sum(i["bytes"] for i in window) * 8 / 1e6 / max(window[-1]["end"], 1e-9) if window else 0.0
 print(f"100 Mbit/s {rtt:>5}, haul {policy:9}: haul {haul:5.1f} Mbit/s, CUBIC {tcp:5.1f} Mbit/s, "
       f"CUBIC's share {tcp / (tcp + haul):.2f}")
