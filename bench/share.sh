@@ -12,14 +12,18 @@
 # figure is its bytes delivered while CUBIC ran (CUBIC starts 0.5 s earlier and runs SECS); what
 # haul delivers after, draining its send buffer, does not count.
 set -eu
+SECS=${SECS:-20}
+case $SECS in
+  ''|*[!0-9]*|0|1) echo "bench/share.sh: SECS must be a whole number of seconds, 2 or more (got '$SECS'), e.g. SECS=180" >&2; exit 2 ;;
+esac
 HAUL=${HAUL:-$(cd "$(dirname "$0")/.." && pwd)/target/release/haul}
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 cat > "$OUT/pair.sh" <<INNER
 #!/bin/sh
-iperf3 -c 10.77.0.2 -p 5201 -R -C cubic -t ${SECS:-20} -J > $OUT/tcp.json &
+iperf3 -c 10.77.0.2 -p 5201 -R -C cubic -t $SECS -J > $OUT/tcp.json &
 sleep 0.5
-$HAUL perf -c 10.77.0.2 -R -t $((${SECS:-20} - 1)) --json > $OUT/haul.json 2>/dev/null
+$HAUL perf -c 10.77.0.2 -R -t $((SECS - 1)) --json > $OUT/haul.json 2>/dev/null
 wait
 INNER
 chmod +x "$OUT/pair.sh"
@@ -28,7 +32,7 @@ for policy in ${POLICIES:-fair scavenger}; do
     "$HAUL" lab link --rate 100M --rtt "$rtt" \
       --server "iperf3 -s -p 5201 -D; exec $HAUL perf -s --policy $policy >/dev/null 2>&1" \
       -- "$OUT/pair.sh" >/dev/null 2>&1
-    python3 - "$policy" "$rtt" "$OUT" "${SERIES:-}" "${SECS:-20}" <<'PY'
+    python3 - "$policy" "$rtt" "$OUT" "${SERIES:-}" "$SECS" <<'PY'
 import json, sys
 policy, rtt, out, series, secs = sys.argv[1:]
 tcp_run = json.load(open(f"{out}/tcp.json"))

@@ -1272,9 +1272,14 @@ struct Shares {
 
 /// One CUBIC flow (the model in `common::cubic`) from 0 s and one haul flow (`fair`) from
 /// 0.5 s on 100 Mbit/s with a 1-BDP drop-tail queue, as `bench/share.sh` runs them in the lab,
-/// for `secs` seconds; `end_secs` is how many of them count as the end. With `CUBIC_TRACE`
-/// set, prints both every half second.
+/// for `secs` seconds (at least 2); the last `end_secs` of them (at least 1, less than `secs`)
+/// count as the end. With `CUBIC_TRACE` set, prints both every half second.
 fn beside_cubic(rtt_ms: u64, seed: u64, secs: usize, end_secs: usize) -> Shares {
+    assert!(
+        secs >= 2 && (1..secs).contains(&end_secs),
+        "a run of {secs} s with its last {end_secs} s as the end: CUBIC_SECS must be 2 or more \
+         and CUBIC_END_SECS from 1 to CUBIC_SECS − 1"
+    );
     log_from_env();
     let mut sim: Simulation<Host> = Simulation::new(seed);
     let now = sim.now();
@@ -1307,7 +1312,7 @@ fn beside_cubic(rtt_ms: u64, seed: u64, secs: usize, end_secs: usize) -> Shares 
     sim.run_until(Duration::from_millis(500), |_| false);
     let trace = std::env::var("CUBIC_TRACE").is_ok();
     let mut samples = vec![received(&sim)];
-    let halves = secs.max(2) * 2 - 2;
+    let halves = secs * 2 - 2;
     for half in 1..=halves {
         sim.run_until(Duration::from_millis(500), |_| false);
         let now = received(&sim);
@@ -1322,7 +1327,6 @@ fn beside_cubic(rtt_ms: u64, seed: u64, secs: usize, end_secs: usize) -> Shares 
     let mbps = |from: &[u64; 2], to: &[u64; 2], i: usize, secs: f64| {
         (to[i] - from[i]) as f64 * 8e-6 / secs
     };
-    let end_secs = end_secs.clamp(1, halves / 2);
     let (first, last, end) = (
         &samples[0],
         &samples[halves],
