@@ -451,19 +451,32 @@ fn efficiency_grid_full() {
     }
 }
 
-/// A diagnostic's setting from the environment, or `default` when unset or unparsable.
+/// A diagnostic's setting from the environment, or `default` when unset or empty. A value that
+/// does not parse stops the diagnostic with its name: run with a default instead, `CUBIC_SECS=60s`
+/// measured 20 s and printed it as if asked.
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+    match std::env::var(name) {
+        Ok(v) if !v.trim().is_empty() => parsed(name, &v),
+        _ => default,
+    }
 }
 
-/// A comma-separated list of numbers from the environment (unparsable items skipped), or
-/// `default`.
+/// A comma-separated list of whole numbers from the environment, or `default` when unset or
+/// empty; an item that does not parse stops the diagnostic, as in [`env_or`].
 fn env_list(name: &str, default: &[u64]) -> Vec<u64> {
-    std::env::var(name).map_or(default.to_vec(), |v| {
-        v.split(',').filter_map(|r| r.trim().parse().ok()).collect()
+    match std::env::var(name) {
+        Ok(v) if !v.trim().is_empty() => v.split(',').map(|item| parsed(name, item)).collect(),
+        _ => default.to_vec(),
+    }
+}
+
+/// `value` of the environment variable `name`, parsed; panics with both when it does not parse.
+fn parsed<T: std::str::FromStr>(name: &str, value: &str) -> T {
+    value.trim().parse().unwrap_or_else(|_| {
+        panic!(
+            "{name}={value:?} is not a {}: give a plain number, e.g. {name}=20",
+            std::any::type_name::<T>()
+        )
     })
 }
 
