@@ -887,16 +887,18 @@ fn flows_share_a_bottleneck_fairly() {
 }
 
 /// Issue 6's queue target (RTT inflation ≤ 10 % with a 1-BDP buffer) for two flows a second
-/// apart at 100 ms, and four flows keep at most +16 % of the base RTT (median of seeds 1–8).
-/// Before the cut for a round that delivered less than it sent while the queue grew, two flows
-/// kept +11 to +16 % (seeds 1–8) and four a median of +30 %; since, +7 to +8 % and +17 %
-/// (docs/journal/congestion.md, "Delivered less than sent"); since probes by what the other
-/// flows hold, four +13 to +15 %, median +14 % ("Probes by what the others hold").
+/// apart at 100 ms, with room (at most +8 %), and four flows keep at most +12 % of the base RTT
+/// (median of seeds 1–8). Before the cut for a round that delivered less than it sent while the
+/// queue grew, two flows kept +11 to +16 % (seeds 1–8) and four a median of +30 %; since, +7 to
+/// +8 % and +17 % (docs/journal/congestion.md, "Delivered less than sent"); since probes by
+/// what the other flows hold, four +13 to +15 %, median +14 % ("Probes by what the others
+/// hold"); since flows that share the link drain small queues, two +4 % and four +9 to +12 %,
+/// median +10 % ("Small queues for flows that share the link").
 #[test]
 fn flows_sharing_a_bottleneck_keep_a_small_queue() {
     for seed in 1..=4 {
         let two = share(2, 100, seed).rtt_inflation;
-        assert!(two <= 0.11, "two flows, seed {seed}: RTT {two:+.2}");
+        assert!(two <= 0.08, "two flows, seed {seed}: RTT {two:+.2}");
     }
     let mut four: Vec<f64> = (1..=8)
         .map(|seed| share(4, 100, seed).rtt_inflation)
@@ -904,7 +906,7 @@ fn flows_sharing_a_bottleneck_keep_a_small_queue() {
     four.sort_by(f64::total_cmp);
     eprintln!("four flows at 100 ms, seeds 1-8, RTT inflation sorted: {four:+.2?}");
     let median = (four[3] + four[4]) / 2.0;
-    assert!(median <= 0.16, "four flows: median RTT {median:+.2}");
+    assert!(median <= 0.12, "four flows: median RTT {median:+.2}");
 }
 
 /// Side by side with the reference controller on lossy long paths: the reason the model exists.
@@ -1354,37 +1356,41 @@ fn beside_cubic(rtt_ms: u64, seed: u64, secs: usize, end_secs: usize) -> Shares 
     }
 }
 
-/// Issue 6: haul's fair policy beside one CUBIC flow leaves each ≥ 25 % of the link over the
-/// run, on seeds 1–8 at 30 and 100 ms. Over the last 5 s CUBIC keeps ≥ 25 % on every seed and
-/// haul on average, and ≥ 15 % on every seed: draining for every standing queue, haul once
-/// sank to 5.7 Mbit/s by 20 s at 30 ms, seed 1, while CUBIC grew into what it left
-/// (docs/journal/congestion.md, "A queue that is not ours"). One seed's end is chaotic: where
-/// haul's share sinks through the run (CONGESTION.md, "Known weaknesses"), padding half the
-/// loss reports by 8 bytes, and nothing else, moved 30 ms, seed 2, from 30.4 to 20.5 Mbit/s
-/// ("Loss reports that repeat"). The model of CUBIC is a model: `bench/share.sh` measures the
-/// real one.
+/// Issue 6: haul's fair policy beside one CUBIC flow leaves each ≥ 25 % of the link, on seeds
+/// 1–8 at 30 and 100 ms, in runs of two minutes: over the run, and over its last 100 s, where
+/// the shares have settled (haul's sinks through the first minute; CONGESTION.md, "Known
+/// weaknesses"). Over the last 100 s haul keeps ≥ 25 % on average and ≥ 20 % on every seed:
+/// draining for every standing queue, haul once sank to 5.7 Mbit/s by 20 s at 30 ms, seed 1,
+/// while CUBIC grew into what it left (docs/journal/congestion.md, "A queue that is not
+/// ours"). Until session 44 this test took the last 5 s of 20-s runs, a transient: a change
+/// that read 24.3 Mbit/s there on average left haul 27.4 / 26.2 Mbit/s over the last 100 s,
+/// against 25.8 / 24.0, and beside real CUBIC in the lab 41–42 Mbit/s against 32–33 at 30 ms
+/// ("Small queues for flows that share the link"). The model of CUBIC is a model:
+/// `bench/share.sh` measures the real one.
 #[test]
 fn haul_and_a_cubic_flow_each_keep_a_quarter() {
     for rtt in [30, 100] {
-        let runs: Vec<Shares> = (1..=8).map(|seed| beside_cubic(rtt, seed, 20, 5)).collect();
+        let runs: Vec<Shares> = (1..=8)
+            .map(|seed| beside_cubic(rtt, seed, 120, 100))
+            .collect();
         for (seed, r) in (1..).zip(&runs) {
             eprintln!(
-                "{rtt} ms, seed {seed}: CUBIC {:.1} ({:.1} at the end), haul {:.1} ({:.1}) Mbit/s",
+                "{rtt} ms, seed {seed}: CUBIC {:.1} ({:.1} over the last 100 s), haul {:.1} ({:.1}) Mbit/s",
                 r.cubic, r.cubic_end, r.haul, r.haul_end
             );
             for share in [r.cubic, r.haul, r.cubic_end] {
                 assert!(share >= 25.0, "{rtt} ms, seed {seed}: {share:.1} Mbit/s");
             }
             assert!(
-                r.haul_end >= 15.0,
-                "{rtt} ms, seed {seed}: haul {:.1} at the end",
+                r.haul_end >= 20.0,
+                "{rtt} ms, seed {seed}: haul {:.1} over the last 100 s",
                 r.haul_end
             );
         }
         let haul_end = runs.iter().map(|r| r.haul_end).sum::<f64>() / runs.len() as f64;
         assert!(
             haul_end >= 25.0,
-            "{rtt} ms: haul {haul_end:.1} Mbit/s at the end on average"
+            "{rtt} ms: haul {haul_end:.1} Mbit/s over the last 100 s on average"
         );
     }
 }
