@@ -1369,13 +1369,14 @@ fn beside_cubic(rtt_ms: u64, seed: u64, secs: usize, end_secs: usize) -> Shares 
 /// `bench/share.sh` measures the real one.
 #[test]
 fn haul_and_a_cubic_flow_each_keep_a_quarter() {
+    let (secs, end) = (120, 100);
     for rtt in [30, 100] {
         let runs: Vec<Shares> = (1..=8)
-            .map(|seed| beside_cubic(rtt, seed, 120, 100))
+            .map(|seed| beside_cubic(rtt, seed, secs, end))
             .collect();
         for (seed, r) in (1..).zip(&runs) {
             eprintln!(
-                "{rtt} ms, seed {seed}: CUBIC {:.1} ({:.1} over the last 100 s), haul {:.1} ({:.1}) Mbit/s",
+                "{rtt} ms, seed {seed}: CUBIC {:.1} ({:.1} over the last {end} s), haul {:.1} ({:.1}) Mbit/s",
                 r.cubic, r.cubic_end, r.haul, r.haul_end
             );
             for share in [r.cubic, r.haul, r.cubic_end] {
@@ -1383,14 +1384,14 @@ fn haul_and_a_cubic_flow_each_keep_a_quarter() {
             }
             assert!(
                 r.haul_end >= 20.0,
-                "{rtt} ms, seed {seed}: haul {:.1} over the last 100 s",
+                "{rtt} ms, seed {seed}: haul {:.1} over the last {end} s",
                 r.haul_end
             );
         }
         let haul_end = runs.iter().map(|r| r.haul_end).sum::<f64>() / runs.len() as f64;
         assert!(
             haul_end >= 25.0,
-            "{rtt} ms: haul {haul_end:.1} Mbit/s over the last 100 s on average"
+            "{rtt} ms: haul {haul_end:.1} Mbit/s over the last {end} s on average"
         );
     }
 }

@@ -675,15 +675,14 @@ impl ModelRate {
     /// Whether that queue is more than jitter: more than a small one for a fair cruising flow
     /// that shares the link (see [`SMALL_QUEUE_FRACTION`]).
     fn queue_standing(&self) -> Option<bool> {
-        self.min_rtt?;
-        let sample = self.round_min_rtt?;
+        let delay = self.queueing_delay()?;
         let small_counts = self.policy == Policy::Fair
             && self.phase == Phase::Cruise
             && self.link_share(self.bandwidth()).is_some();
         Some(if small_counts {
-            self.shows_small_queue(sample)
+            self.exceeds(delay, SMALL_QUEUE_FRACTION, SMALL_QUEUE_SLACK)
         } else {
-            self.shows_queue(sample)
+            self.is_queue(delay)
         })
     }
 
@@ -934,13 +933,12 @@ impl ModelRate {
 
     /// Whether a queueing delay is more than jitter by the usual threshold.
     fn is_queue(&self, delay: Duration) -> bool {
-        delay > self.base_rtt().mul_f64(QUEUE_FRACTION) + QUEUE_SLACK
+        self.exceeds(delay, QUEUE_FRACTION, QUEUE_SLACK)
     }
 
-    /// Whether an RTT sample shows a queue by [`SMALL_QUEUE_FRACTION`].
-    fn shows_small_queue(&self, sample: Duration) -> bool {
-        let base = self.base_rtt();
-        sample.saturating_sub(base) > base.mul_f64(SMALL_QUEUE_FRACTION) + SMALL_QUEUE_SLACK
+    /// Whether a queueing delay is more than `fraction` of the base RTT plus `slack`.
+    fn exceeds(&self, delay: Duration, fraction: f64, slack: Duration) -> bool {
+        delay > self.base_rtt().mul_f64(fraction) + slack
     }
 
     /// Start-up approaching the link saw a queue in `sample`, one of its own unsmoothed RTT
