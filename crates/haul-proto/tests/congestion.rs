@@ -887,8 +887,8 @@ fn flows_share_a_bottleneck_fairly() {
 }
 
 /// Issue 6's queue target (RTT inflation ≤ 10 % with a 1-BDP buffer) for two flows a second
-/// apart at 100 ms, with room (at most +8 %), and at 10 ms; four flows at 100 ms keep at most +12 % of the base RTT
-/// (median of seeds 1–8). Before the cut for a round that delivered less than it sent while the
+/// apart at 100 ms, with room (at most +8 %), and at 10 ms; four flows at 100 ms keep at most
+/// +12 % of the base RTT (median of seeds 1–8). Before the cut for a round that delivered less than it sent while the
 /// queue grew, two flows kept +11 to +16 % (seeds 1–8) and four a median of +30 %; since, +7 to
 /// +8 % and +17 % (docs/journal/congestion.md, "Delivered less than sent"); since probes by
 /// what the other flows hold, four +13 to +15 %, median +14 % ("Probes by what the others

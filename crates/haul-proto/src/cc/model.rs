@@ -231,7 +231,8 @@ const ALONE: f64 = 0.9;
 /// 0.889 / 0.924 / 0.843), for reasons not found.
 const ALONE_SCALED_BELOW: f64 = 0.75;
 /// A fair flow that shares the link, where the base RTT is at most this share of a round (a
-/// round of base + 10 ms: paths of 10 ms or less), probes by at least `0.25 × base RTT ÷ round`
+/// round of base + 10 ms: paths of 10 ms or less, and now and then a 20 ms one whose round ran
+/// to the next ACK), probes by at least `0.25 × base RTT ÷ round`
 /// of its rate, not 0.25, as [`ALONE`] explains; [`SHARE_PROBE`]'s tenth of what the others
 /// hold stays as it is. Two flows at 10 ms kept +12 % of queue with the quarter and +6 to +7 %
 /// with this, their least Jain index 0.976 → 0.990 (100 Mbit/s, seeds 17–112). Scaling the
@@ -760,21 +761,21 @@ impl ModelRate {
         else {
             return probe;
         };
-        let share = self.probe_share();
+        let base_of_round = self.probe_share();
         if bw < ALONE * c || bw > CAPACITY_CREDIBLE * c {
             // Sharing the link (or the capacity reads low: the rest of the link is negative, and
             // the quarter rules). On a path shorter than the ACK interval the quarter is scaled
             // as a lone flow's is (see `SHARED_SCALED_BELOW`); what the others hold is not.
-            let least = if bw < ALONE * c && share <= SHARED_SCALED_BELOW {
-                probe * share
+            let least = if bw < ALONE * c && base_of_round <= SHARED_SCALED_BELOW {
+                probe * base_of_round
             } else {
                 probe
             };
             return least.max(SHARE_PROBE * (c / bw - 1.0)).min(MAX_PROBE_EXTRA);
         }
         // Alone on the link (see `ALONE`).
-        if share <= ALONE_SCALED_BELOW {
-            probe * share
+        if base_of_round <= ALONE_SCALED_BELOW {
+            probe * base_of_round
         } else {
             probe
         }
