@@ -886,17 +886,17 @@ fn flows_share_a_bottleneck_fairly() {
     }
 }
 
-/// Issue 6's queue target (RTT inflation ≤ 10 % with a 1-BDP buffer) for two flows a second
-/// apart at 100 ms, with room (at most +8 %), and at 10 ms; four flows at 100 ms keep at most
-/// +12 % of the base RTT (median of seeds 1–8). Before the cut for a round that delivered less than it sent while the
-/// queue grew, two flows kept +11 to +16 % (seeds 1–8) and four a median of +30 %; since, +7 to
-/// +8 % and +17 % (docs/journal/congestion.md, "Delivered less than sent"); since probes by
-/// what the other flows hold, four +13 to +15 %, median +14 % ("Probes by what the others
-/// hold"); since flows that share the link drain small queues, two +4 % and four +9 to +12 %,
-/// median +10 % ("Small queues for flows that share the link"). Two flows at 10 ms keep at most
-/// +10 %: they kept +10 to +14 % (seeds 1–8) until flows that share a path shorter than the ACK
-/// interval scaled their probes' quarter, +6 to +7 % since ("Short paths: the probe's quarter
-/// scaled for flows that share the link").
+/// Issue 6's queue target (RTT inflation ≤ 10 % with a 1-BDP buffer) for two flows a second apart
+/// at 100 ms, with room (at most +8 %), and at 10 ms; four flows at 100 ms keep at most +12 % of
+/// the base RTT (median of seeds 1–8). Before the cut for a round that delivered less than it sent
+/// while the queue grew, two flows kept +11 to +16 % (seeds 1–8) and four a median of +30 %; since,
+/// +7 to +8 % and +17 % (docs/journal/congestion.md, "Delivered less than sent"); since probes by
+/// what the other flows hold, four +13 to +15 %, median +14 % ("Probes by what the others hold");
+/// since flows that share the link drain small queues, two +4 % and four +9 to +12 %, median +10 %
+/// ("Small queues for flows that share the link"). Two flows at 10 ms keep at most +10 %: they kept
+/// +10 to +14 % (seeds 1–8) until flows that share a path shorter than the ACK interval scaled
+/// their probes' quarter, +6 to +7 % since ("Short paths: the probe's quarter scaled for flows that
+/// share the link").
 #[test]
 fn flows_sharing_a_bottleneck_keep_a_small_queue() {
     for seed in 1..=4 {

@@ -230,16 +230,15 @@ const ALONE: f64 = 0.9;
 /// lowered four flows' fairness at 300 ms in three sets of seeds (0.967 / 0.964 / 0.901 →
 /// 0.889 / 0.924 / 0.843), for reasons not found.
 const ALONE_SCALED_BELOW: f64 = 0.75;
-/// A fair flow that shares the link, where the base RTT is at most this share of a round (a
-/// round of base + 10 ms: paths of 10 ms or less, and now and then a 20 ms one whose round ran
-/// to the next ACK), probes by at least `0.25 × base RTT ÷ round`
-/// of its rate, not 0.25, as [`ALONE`] explains; [`SHARE_PROBE`]'s tenth of what the others
-/// hold stays as it is. Two flows at 10 ms kept +12 % of queue with the quarter and +6 to +7 %
-/// with this, their least Jain index 0.976 → 0.990 (100 Mbit/s, seeds 17–112). Scaling the
-/// tenth too brought four flows at 10 ms from +16 to +8 %, but two flows started 0.75–1.25 s
-/// apart no longer converged (7 of 48 seeds under a Jain index of 0.98, against 1). Scaling
-/// up to 3/4 of a round, as for a lone flow, left two flows at 30 ms under 0.98 in 3 of 48
-/// seeds, against none (docs/journal/congestion.md, session 45).
+/// A fair flow that shares the link, where the base RTT is at most this share of a round (a round
+/// of base + 10 ms: paths of 10 ms or less, and now and then a 20 ms one whose round ran to the
+/// next ACK), probes by at least `0.25 × base RTT ÷ round` of its rate, not 0.25, as [`ALONE`]
+/// explains; [`SHARE_PROBE`]'s tenth of what the others hold stays as it is. Two flows at 10 ms
+/// kept +12 % of queue with the quarter and +6 to +7 % with this, their least Jain index 0.976 →
+/// 0.990 (100 Mbit/s, seeds 17–112). Scaling the tenth too brought four flows at 10 ms from +16 to
+/// +8 %, but two flows started 0.75–1.25 s apart no longer converged (7 of 48 seeds under a Jain
+/// index of 0.98, against 1). Scaling up to 3/4 of a round, as for a lone flow, left two flows at
+/// 30 ms under 0.98 in 3 of 48 seeds, against none (docs/journal/congestion.md, session 45).
 const SHARED_SCALED_BELOW: f64 = 0.5;
 /// A collapsed flow that delivers under this share of the link the receiver's packet pairs
 /// measure, with no queue standing for two rounds, starts up again at once: the path is back
@@ -761,23 +760,27 @@ impl ModelRate {
         else {
             return probe;
         };
+        let sharing = bw < ALONE * c;
+        // Where a round is mostly ACK interval the quarter is scaled to the base RTT's part of
+        // it: alone (see `ALONE`) below `ALONE_SCALED_BELOW`, sharing the link below
+        // `SHARED_SCALED_BELOW`. Not where the capacity reads low.
+        let scaled_below = if sharing {
+            SHARED_SCALED_BELOW
+        } else {
+            ALONE_SCALED_BELOW
+        };
         let base_of_round = self.probe_share();
-        if bw < ALONE * c || bw > CAPACITY_CREDIBLE * c {
-            // Sharing the link (or the capacity reads low: the rest of the link is negative, and
-            // the quarter rules). On a path shorter than the ACK interval the quarter is scaled
-            // as a lone flow's is (see `SHARED_SCALED_BELOW`); what the others hold is not.
-            let least = if bw < ALONE * c && base_of_round <= SHARED_SCALED_BELOW {
-                probe * base_of_round
-            } else {
-                probe
-            };
-            return least.max(SHARE_PROBE * (c / bw - 1.0)).min(MAX_PROBE_EXTRA);
-        }
-        // Alone on the link (see `ALONE`).
-        if base_of_round <= ALONE_SCALED_BELOW {
+        let least = if bw <= CAPACITY_CREDIBLE * c && base_of_round <= scaled_below {
             probe * base_of_round
         } else {
             probe
+        };
+        if sharing || bw > CAPACITY_CREDIBLE * c {
+            // Sharing the link, a tenth of what the others hold, unscaled (or the capacity reads
+            // low: the rest of the link is negative, and the quarter rules).
+            least.max(SHARE_PROBE * (c / bw - 1.0)).min(MAX_PROBE_EXTRA)
+        } else {
+            least
         }
     }
 
@@ -1964,13 +1967,31 @@ mod tests {
         assert!(close(cut_after(0.25, 0.5, 70), 1.0));
     }
 
-    #[test]
-    fn a_flow_sharing_the_link_probes_by_a_tenth_of_what_the_others_hold() {
+    /// A fair cruising flow on a path of `base_ms`, beside a measured capacity of 10 000
+    /// packets a second.
+    fn cruising_beside_ten_thousand(base_ms: u64) -> ModelRate {
         let t = Instant::now();
         let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
         cc.phase = Phase::Cruise;
-        cc.min_rtt = Some((Duration::from_millis(100), t));
+        cc.min_rtt = Some((Duration::from_millis(base_ms), t));
         cc.capacity = Some(10_000.0);
+        cc
+    }
+
+    /// Asserts the gains of the probe and of the drain after it at an estimate of `bw`.
+    fn assert_probe_and_drain(cc: &mut ModelRate, bw: f64, probe: f64, drain: f64) {
+        cc.bw_rounds = [0.0; BW_ROUNDS];
+        cc.bw_rounds[0] = bw;
+        for (cycle, want, what) in [(0, probe, "probe"), (1, drain, "drain")] {
+            cc.cycle = cycle;
+            let gain = cc.gain();
+            assert!((gain - want).abs() < 1e-9, "{bw}: {what} {gain}");
+        }
+    }
+
+    #[test]
+    fn a_flow_sharing_the_link_probes_by_a_tenth_of_what_the_others_hold() {
+        let mut cc = cruising_beside_ten_thousand(100);
         // (estimate, probe gain): a tenth of what the others hold added (750 of the 7 500
         // beside an estimate of 2 500; 900 beside 1 000), at least the usual quarter, at most
         // double; the drain after it is the usual 0.75.
@@ -1980,16 +2001,7 @@ mod tests {
             (5_000.0, 1.25),
             (500.0, 2.0),
         ] {
-            cc.bw_rounds = [0.0; BW_ROUNDS];
-            cc.bw_rounds[0] = bw;
-            cc.cycle = 0;
-            assert!(
-                (cc.gain() - probe).abs() < 1e-9,
-                "{bw}: probe {}",
-                cc.gain()
-            );
-            cc.cycle = 1;
-            assert_eq!(cc.gain(), 0.75, "{bw}: drain");
+            assert_probe_and_drain(&mut cc, bw, probe, 0.75);
         }
         // Without a capacity measured, or as a scavenger, the probe is the usual quarter.
         cc.bw_rounds[0] = 2_500.0;
@@ -2003,36 +2015,17 @@ mod tests {
 
     #[test]
     fn a_flow_sharing_a_short_path_probes_by_a_quarter_scaled_to_the_base_rtt() {
-        let t = Instant::now();
-        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-        cc.phase = Phase::Cruise;
         // A round of base + 10 ms: the base is half of it.
-        cc.min_rtt = Some((Duration::from_millis(10), t));
-        cc.capacity = Some(10_000.0);
-        // (estimate, probe gain): half the link probes by a quarter of half (0.125), above the
-        // tenth of what the other holds (0.1); a quarter of the link by that tenth (0.3), as
-        // on a long path; the drain after it is as deep as the probe, at most a quarter.
-        for (bw, probe, drain) in [(5_000.0, 1.125, 0.875), (2_500.0, 1.3, 0.75)] {
-            cc.bw_rounds = [0.0; BW_ROUNDS];
-            cc.bw_rounds[0] = bw;
-            cc.cycle = 0;
-            assert!(
-                (cc.gain() - probe).abs() < 1e-9,
-                "{bw}: probe {}",
-                cc.gain()
-            );
-            cc.cycle = 1;
-            assert!(
-                (cc.gain() - drain).abs() < 1e-9,
-                "{bw}: drain {}",
-                cc.gain()
-            );
-        }
+        let mut cc = cruising_beside_ten_thousand(10);
+        // (estimate, probe gain, drain): half the link probes by a quarter of half (0.125),
+        // above the tenth of what the other holds (0.1); a quarter of the link by that tenth
+        // (0.3), as on a long path; the drain after it is as deep as the probe, at most a
+        // quarter.
+        assert_probe_and_drain(&mut cc, 5_000.0, 1.125, 0.875);
+        assert_probe_and_drain(&mut cc, 2_500.0, 1.3, 0.75);
         // At 100 ms the quarter stands.
-        cc.min_rtt = Some((Duration::from_millis(100), t));
-        cc.bw_rounds[0] = 5_000.0;
-        cc.cycle = 0;
-        assert_eq!(cc.gain(), 1.25);
+        let mut cc = cruising_beside_ten_thousand(100);
+        assert_probe_and_drain(&mut cc, 5_000.0, 1.25, 0.75);
     }
 
     #[test]
