@@ -775,9 +775,8 @@ impl ModelRate {
         } else {
             probe
         };
-        if sharing || bw > CAPACITY_CREDIBLE * c {
-            // Sharing the link, a tenth of what the others hold, unscaled (or the capacity reads
-            // low: the rest of the link is negative, and the quarter rules).
+        if sharing {
+            // Sharing the link: at least a tenth of what the others hold, unscaled.
             least.max(SHARE_PROBE * (c / bw - 1.0)).min(MAX_PROBE_EXTRA)
         } else {
             least
