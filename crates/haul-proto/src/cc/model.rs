@@ -795,7 +795,7 @@ impl ModelRate {
         else {
             return probe;
         };
-        let sharing = bw < ALONE * c;
+        let sharing = self.link_share(bw).is_some();
         // Where a round is mostly ACK interval the quarter is scaled to the base RTT's part of
         // it: alone (see `ALONE`) below `ALONE_SCALED_BELOW`, sharing the link below
         // `SHARED_SCALED_BELOW`. Not where the capacity reads low.
