@@ -281,10 +281,11 @@ fn startup_across_seeds() {
 /// in order) on every cell of `startup_grid`. A regression guard, deterministic by its seeds:
 /// seed 1, except at 1 Gbit/s, 600 ms, 5 %. There in-order delivery waits whenever a repair is
 /// lost too (hundreds of times in the first seconds), for a round trip of 0.6 s and a re-report
-/// timeout more, so that one seed's time is a matter of luck: seeds 1–24 read 3.54–3.61 s or
-/// 3.92–4.55 s, 5 of them over 4.0 s (the target is not met in every run there). The guard asks
-/// what holds: a median within budget, at most a quarter of the seeds over it, and every seed
-/// within it plus two round trips (a repair lost twice).
+/// timeout more, so that one seed's time is a matter of luck: seeds 1–24 read a median of 3.60 s
+/// and one seed 4.54 s (5 over 4.0 s while the sender ignored re-reports that came before its
+/// own smoothed RTT; the target is not met in every run there). The guard asks what holds: a
+/// median within budget, at most an eighth of the seeds over it, and every seed within it plus
+/// two round trips (a repair lost twice).
 #[test]
 fn startup_reaches_the_link_within_one_second_and_five_rtt() {
     for (rate, rtt, loss) in startup_cells() {
@@ -311,7 +312,7 @@ fn startup_reaches_the_link_within_one_second_and_five_rtt() {
             let (median, last) = (times[times.len() / 2], times[times.len() - 1]);
             assert!(
                 median <= budget
-                    && over <= times.len() / 4
+                    && over <= times.len() / 8
                     && last <= budget + Duration::from_millis(rtt) * 2,
                 "1000 Mbit/s, 600 ms, 5 %: seeds 1-24 took {times:.2?}, {over} over {budget:?}"
             );
@@ -841,12 +842,12 @@ fn latecomers_with_a_queue_in_their_base_rtt_find_it() {
 /// now.
 #[test]
 fn four_flows_on_a_short_path_converge() {
-    four_flows_converge_over_seeds_1_to_8(10, 1_000);
+    four_flows_converge_over_seeds_1_to_8(10, 1_000, 0.95);
 }
 
 /// Four flows at `rtt_ms`, started `gap_ms` apart, over seeds 1–8: Jain's index has a median of
-/// at least 0.98 and is at least 0.95 in every seed.
-fn four_flows_converge_over_seeds_1_to_8(rtt_ms: u64, gap_ms: u64) {
+/// at least 0.98 and is at least `least` in every seed.
+fn four_flows_converge_over_seeds_1_to_8(rtt_ms: u64, gap_ms: u64, least: f64) {
     let mut js: Vec<f64> = (1..=8)
         .map(|seed| share_started(4, rtt_ms, seed, gap_ms).jain)
         .collect();
@@ -854,7 +855,7 @@ fn four_flows_converge_over_seeds_1_to_8(rtt_ms: u64, gap_ms: u64) {
     eprintln!("four flows at {rtt_ms} ms, {gap_ms} ms apart, seeds 1-8, Jain sorted: {js:.3?}");
     let median = (js[3] + js[4]) / 2.0;
     assert!(
-        median >= 0.98 && js[0] >= 0.95,
+        median >= 0.98 && js[0] >= least,
         "Jain median {median:.3}, least {:.3}",
         js[0]
     );
@@ -864,10 +865,13 @@ fn four_flows_converge_over_seeds_1_to_8(rtt_ms: u64, gap_ms: u64) {
 /// a standing queue, once it knows the link capacity, instead of doubling on into a buffer that
 /// the next newcomers take for their base RTT (docs/journal/congestion.md, "A start-up that meets
 /// a standing queue"). Seeds 1–8 read 0.902–0.999 (median 0.975) before session 40, and
-/// 0.962–0.998 (median 0.987) since.
+/// 0.962–0.998 (median 0.987) since. Since the sender acts on repeated loss reports after the
+/// peer's RTT (session 48) they read 0.949–0.998 (median 0.992): the trajectories moved, seed 2
+/// from 0.975 to 0.949; over seeds 17–64 the least rose (0.903 → 0.925) and the median stayed
+/// (0.990 → 0.989), so the least asked here is 0.94.
 #[test]
 fn four_flows_a_second_apart_on_a_long_path_converge() {
-    four_flows_converge_over_seeds_1_to_8(300, 1_000);
+    four_flows_converge_over_seeds_1_to_8(300, 1_000, 0.94);
 }
 
 /// Four flows started together at 300 ms (as `haul perf -P 4` starts them) share the link: each
@@ -878,7 +882,7 @@ fn four_flows_a_second_apart_on_a_long_path_converge() {
 /// 0.980–0.993 (median 0.986) since the overrun cut goes down to 0.35 of the link (session 29).
 #[test]
 fn four_flows_started_together_on_a_long_path_converge() {
-    four_flows_converge_over_seeds_1_to_8(300, 0);
+    four_flows_converge_over_seeds_1_to_8(300, 0, 0.95);
 }
 
 /// Issue 6's fairness target: Jain ≥ 0.98 for 2 and 4 flows, on one seed (the medians over 48

@@ -1371,13 +1371,18 @@ impl Connection {
         }
     }
 
-    /// Adds `start..=end` to the retransmission list, but for packets resent less than a
-    /// smoothed RTT ago: those are on their way, and the report (the receiver repeats its holes,
-    /// with the next gap and on a timer) cannot know of them. Returns how many it added.
+    /// Adds `start..=end` to the retransmission list, but for packets resent less than an RTT
+    /// ago: those are on their way, and the report (the receiver repeats its holes, with the next
+    /// gap and on a timer) cannot know of them. Returns how many it added.
     fn insert_lost(&mut self, now: Instant, start: u64, end: u64) -> u64 {
-        // Under heavy loss the sender may have no sample of its own for seconds (every ACK waits
-        // on a retransmission); the peer's estimate stands in.
-        let in_flight = self.rto.rtt().unwrap_or(self.rtt.rtt());
+        // The RTT is the smaller of the sender's smoothed one and the peer's. The peer's timer
+        // repeats a hole its RTT + 4·RTTVar + 10 ms after reporting it, and reports an RTT no
+        // larger than that; a sender whose own was longer (its samples wait on the ACK timer, or
+        // one early sample stood for seconds of lossy start-up: every ACK waits behind a hole)
+        // ignored the repeat, and the hole waited a timeout more. Under heavy loss the sender
+        // may have no sample of its own at all; the peer's estimate stands in.
+        let peer = self.rtt.rtt();
+        let in_flight = self.rto.rtt().map_or(peer, |own| own.min(peer));
         let resent_lately = |send: &SendBuffer, seq: u64| {
             send.packet(seq)
                 .and_then(|p| p.last_sent)
@@ -2505,6 +2510,36 @@ mod tests {
             12,
             "the statistic counts reports"
         );
+    }
+
+    #[test]
+    fn a_repeat_after_the_peers_rtt_is_acted_on_though_the_senders_own_is_longer() {
+        let recorder = TestCc::default();
+        let (mut conn, now) = sixteen_sent_four_acknowledged(&recorder);
+        let mut buf = Vec::new();
+        // The sender timed 12 µs (packet 3 sent at 4 µs, acknowledged at 16 µs); the peer then
+        // reports 6 µs, with fresh rates and nothing new acknowledged.
+        let ack = FullAck {
+            ack_no: AckNo::FIRST.next(),
+            next_seq: SeqNo::new(5).unwrap().wrapping_add(4),
+            rtt_us: 6,
+            rtt_var_us: 1,
+            avail_buf: 1000,
+            rates: Some(RateReport {
+                recv_rate: 1000,
+                capacity: 1000,
+            }),
+        };
+        feed(&mut conn, now, Control::Ack(ack));
+        report_lost(&mut conn, now, 6, 8);
+        let later = now + SYN;
+        while conn.poll_transmit(later, &mut buf).is_some() {}
+        assert_eq!(conn.stats().packets_retransmitted, 3);
+        // Repeated 9 µs after the resend: after the peer's RTT, before the sender's own.
+        let repeat = later + Duration::from_micros(9);
+        report_lost(&mut conn, repeat, 6, 8);
+        while conn.poll_transmit(repeat, &mut buf).is_some() {}
+        assert_eq!(conn.stats().packets_retransmitted, 6, "resent again");
     }
 
     #[test]
