@@ -1375,12 +1375,14 @@ impl Connection {
     /// ago: those are on their way, and the report (the receiver repeats its holes, with the next
     /// gap and on a timer) cannot know of them. Returns how many it added.
     fn insert_lost(&mut self, now: Instant, start: u64, end: u64) -> u64 {
-        // The RTT is the smaller of the sender's smoothed one and the peer's. The peer's timer
-        // repeats a hole its RTT + 4·RTTVar + 10 ms after reporting it, and reports an RTT no
-        // larger than that; a sender whose own was longer (its samples wait on the ACK timer, or
-        // one early sample stood for seconds of lossy start-up: every ACK waits behind a hole)
-        // ignored the repeat, and the hole waited a timeout more. Under heavy loss the sender
-        // may have no sample of its own at all; the peer's estimate stands in.
+        // The RTT is the smaller of the sender's smoothed one and the peer's (`self.rtt`: what
+        // the peer's ACKs report, or on a connection that also receives, our own ACK–ACK2
+        // samples). A haul peer's timer repeats a hole its RTT + 4·RTTVar + 10 ms after
+        // reporting it, and reports an RTT no larger than that; a sender whose own was longer
+        // (its samples wait on the ACK timer, or one early sample stood for seconds of lossy
+        // start-up: every ACK waits behind a hole) ignored the repeat, and the hole waited a
+        // timeout more. Under heavy loss the sender may have no sample of its own at all; the
+        // peer's estimate stands in.
         let peer = self.rtt.rtt();
         let in_flight = self.rto.rtt().map_or(peer, |own| own.min(peer));
         let resent_lately = |send: &SendBuffer, seq: u64| {
