@@ -118,6 +118,42 @@ impl RttEstimator {
     }
 }
 
+/// When the newest first-sent packet to arrive left its sender, on this side's clock and shifted
+/// by the path's least one-way delay: its arrival less the queue it met. A packet's timestamp
+/// (the sender's clock) against its arrival (ours) is the one-way delay plus the clocks' offset;
+/// the smallest difference seen stands for the least delay, and what a packet took beyond it
+/// was queue. A sender resends before it sends new data, so once a packet sent after a repair
+/// has arrived, the repair should have too.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SendClock {
+    /// The smallest arrival-less-timestamp difference, microseconds.
+    floor_us: Option<i64>,
+    newest: Option<Instant>,
+}
+
+impl SendClock {
+    /// Notes a packet that arrived at `now` (`now_us` on this side's 32-bit microsecond clock)
+    /// with the sender's `timestamp`; `first_sent` says whether it came beyond everything that
+    /// arrived before (new data, not a repair).
+    pub fn on_arrival(&mut self, now: Instant, now_us: u64, timestamp: u32, first_sent: bool) {
+        // Both clocks count 32-bit microseconds from their side's start: the difference wraps,
+        // and read as signed it holds while the two starts are within half an hour.
+        let delay = i64::from((now_us as u32).wrapping_sub(timestamp) as i32);
+        let floor = self.floor_us.map_or(delay, |f| f.min(delay));
+        self.floor_us = Some(floor);
+        if first_sent {
+            let queued = Duration::from_micros(delay.saturating_sub(floor).unsigned_abs());
+            let sent = now.checked_sub(queued).unwrap_or(now);
+            self.newest = Some(self.newest.map_or(sent, |n| n.max(sent)));
+        }
+    }
+
+    /// The newest first-sent packet's departure, shifted by the least one-way delay.
+    pub fn newest_sent(&self) -> Option<Instant> {
+        self.newest
+    }
+}
+
 /// A 7/8 moving average updated only by positive values.
 #[derive(Debug, Clone, Copy)]
 pub struct SmoothedRate(u32);
@@ -733,6 +769,40 @@ mod tests {
         assert_eq!(r.rto(), Duration::from_secs(1));
         r.update(Duration::from_millis(300));
         assert_eq!(r.rto(), Duration::from_millis(300 + 4 * 150));
+    }
+
+    #[test]
+    fn the_send_clock_takes_the_queue_out_of_an_arrival() {
+        let mut c = SendClock::default();
+        let t0 = Instant::now();
+        // The peer's clock runs 5 s behind ours plus a 20 ms one-way delay at first.
+        let arrive = |c: &mut SendClock, sent_ms: u64, queue_ms: u64, first: bool| {
+            let at = t0 + Duration::from_millis(sent_ms + 20 + queue_ms);
+            let our_us = 5_000_000 + (sent_ms + 20 + queue_ms) * 1000;
+            c.on_arrival(at, our_us, (sent_ms * 1000) as u32, first);
+        };
+        assert_eq!(c.newest_sent(), None);
+        arrive(&mut c, 0, 0, true);
+        assert_eq!(c.newest_sent(), Some(t0 + Duration::from_millis(20)));
+        // Sent at 100 ms behind 30 ms of queue: it left 100 ms after the first.
+        arrive(&mut c, 100, 30, true);
+        assert_eq!(c.newest_sent(), Some(t0 + Duration::from_millis(120)));
+        // A repair sent later says nothing of what else was sent; an older packet moves nothing.
+        arrive(&mut c, 200, 0, false);
+        arrive(&mut c, 50, 0, true);
+        assert_eq!(c.newest_sent(), Some(t0 + Duration::from_millis(120)));
+    }
+
+    #[test]
+    fn the_send_clock_reads_across_the_wrap_of_32_bit_timestamps() {
+        let mut c = SendClock::default();
+        let t0 = Instant::now();
+        let base = u32::MAX - 500;
+        c.on_arrival(t0, 1_000, base, true);
+        // 1 000 µs later on both clocks, with no queue: the sender's clock wrapped.
+        let at = t0 + Duration::from_micros(1_000);
+        c.on_arrival(at, 2_000, base.wrapping_add(1_000), true);
+        assert_eq!(c.newest_sent(), Some(at));
     }
 
     #[test]

@@ -24,7 +24,7 @@ use crate::wire::{
 };
 use bytes::Bytes;
 use config::MIN_MSS;
-use estimators::{ArrivalWindow, RtoEstimator, RttEstimator, SmoothedRate};
+use estimators::{ArrivalWindow, RtoEstimator, RttEstimator, SendClock, SmoothedRate};
 use recv_buf::{RecvBuffer, Stored};
 use send_buf::SendBuffer;
 use std::collections::VecDeque;
@@ -313,6 +313,10 @@ pub struct Connection {
     recv: RecvBuffer,
     rcv_max: u64,
     rcv_loss: RangeMap<Missing>,
+    /// When the newest new data that arrived was sent (for repairs that are overdue).
+    send_clock: SendClock,
+    /// The smallest RTT of the ACK–ACK2 exchanges.
+    rcv_min_rtt: Option<Duration>,
     /// The last gap reported on arrival and when, reported again with the next one.
     last_gap: Option<(u64, u64, Instant)>,
     rcv_last_ack: u64,
@@ -406,6 +410,8 @@ impl Connection {
             deferred: None,
             rcv_max: peer_isn.start(),
             rcv_loss: RangeMap::new(),
+            send_clock: SendClock::default(),
+            rcv_min_rtt: None,
             last_gap: None,
             rcv_last_ack: peer_isn.start(),
             rcv_last_ack2: peer_isn.start(),
@@ -1103,6 +1109,9 @@ impl Connection {
             self.stats.packets_invalid += 1;
             return;
         }
+        let now_us = now.saturating_duration_since(self.epoch).as_micros() as u64;
+        self.send_clock
+            .on_arrival(now, now_us, header.timestamp, seq >= self.rcv_max);
         match self.recv.insert(seq, header.msg, payload, owner) {
             Stored::New => {}
             Stored::Duplicate => {
@@ -1417,6 +1426,8 @@ impl Connection {
         let sample = now.saturating_duration_since(sent).as_micros();
         if sample > 0 {
             self.rtt.update(sample.min(u32::MAX as u128) as u32);
+            let sample = Duration::from_micros(sample.min(u64::MAX as u128) as u64);
+            self.rcv_min_rtt = Some(self.rcv_min_rtt.map_or(sample, |m| m.min(sample)));
         }
         if seq > self.rcv_last_ack2 {
             self.rcv_last_ack2 = seq;
@@ -1560,9 +1571,14 @@ impl Connection {
         }
     }
 
-    /// Re-reports missing packets whose last report is older than an RTO, in two copies.
+    /// Re-reports, in two copies, missing packets whose last report is older than an RTO, or
+    /// whose repair is overdue (see [`Self::overdue_before`]) and whose last report is older than
+    /// the smoothed RTT: a haul sender ignores a repeat of what it resent less than the smaller
+    /// of its RTT and ours ago (`insert_lost`), and the overdue reading comes early where the
+    /// clocks drift apart (a sender's clock that runs fast reads a standing queue as none).
     fn renak(&mut self, now: Instant) {
         let interval = self.rtt.rto() + SYN;
+        let overdue_before = self.overdue_before();
         let per_packet = self.payload / 8;
         let limit = per_packet.max(1) * MAX_RENAK_PACKETS;
         let mut due = std::mem::take(&mut self.renak_due);
@@ -1571,18 +1587,33 @@ impl Connection {
             if due.len() >= limit {
                 break;
             }
-            if now.saturating_duration_since(missing.last_reported) >= interval {
+            let since = now.saturating_duration_since(missing.last_reported);
+            let overdue = overdue_before.is_some_and(|t| missing.last_reported <= t)
+                && since >= self.rtt.rtt();
+            if overdue || since >= interval {
                 missing.last_reported = now;
                 due.push((start, end));
             }
         }
         if !due.is_empty() {
-            // Twice: a hole re-reported has cost a round trip and an RTO already, and a lost
+            // Twice: a hole re-reported has cost a round trip or more already, and a lost
             // re-report would cost as much again (re-reports are few: the repairs that failed).
             self.send_nak(&due);
             self.send_nak(&due);
         }
         self.renak_due = due;
+    }
+
+    /// Holes reported at or before this time have overdue repairs: new data that left the sender
+    /// after the report reached it has arrived (the report's time plus the smallest RTT, and
+    /// [`SYN`] or a sixteenth of it for the sender's turn, jitter and reordering), and a sender
+    /// resends before it sends new data. The timer waits RTT + 4·RTTVar + 10 ms instead; on a
+    /// long lossy path in start-up, where the RTT swings, that is a tenth of a second or more
+    /// per lost repair.
+    fn overdue_before(&self) -> Option<Instant> {
+        let min_rtt = self.rcv_min_rtt?;
+        let margin = SYN.max(min_rtt / 16);
+        self.send_clock.newest_sent()?.checked_sub(min_rtt + margin)
     }
 
     // ---------------------------------------------------------------- output
@@ -2155,6 +2186,11 @@ mod tests {
 
     /// A data packet from the peer of [`established`] (its first sequence number is 5).
     fn data_packet(seq: u32, payload: &[u8]) -> Vec<u8> {
+        data_packet_sent(seq, payload, 0)
+    }
+
+    /// [`data_packet`] with the sender's `timestamp` (microseconds).
+    fn data_packet_sent(seq: u32, payload: &[u8], timestamp: u32) -> Vec<u8> {
         let header = DataHeader {
             seq: SeqNo::new(seq).unwrap(),
             msg: MsgInfo {
@@ -2162,7 +2198,7 @@ mod tests {
                 in_order: false,
                 number: crate::seq::MsgNo::FIRST,
             },
-            timestamp: 0,
+            timestamp,
             dest: 3,
         };
         let mut bytes = header.to_bytes().to_vec();
@@ -2226,6 +2262,84 @@ mod tests {
             arrive(&mut reference, now, &[0, 2, 5]),
             [vec![(1, 1)], vec![(3, 4)]]
         );
+    }
+
+    #[test]
+    fn a_repair_is_reported_again_once_data_sent_after_it_arrives() {
+        let (mut conn, now) = established(8);
+        let peer = conn.peer_addr();
+        let ms = |n: u64| now + Duration::from_millis(n);
+        // Packets leave at `sent` ms on the peer's clock and take 50 ms each way.
+        let arrive = |conn: &mut Connection, offset: u32, sent: u64| {
+            let packet = data_packet_sent(5 + offset, &[0; 100], (sent * 1000) as u32);
+            conn.handle_datagram(ms(sent + 50), peer, &packet);
+            loss_reports(conn, ms(sent + 50))
+        };
+        // Its first packet is short: the ACK goes at once (50 ms), its ACK2 is back at 150.
+        arrive(&mut conn, 0, 0);
+        feed(
+            &mut conn,
+            ms(150),
+            Control::Ack2 {
+                ack_no: AckNo::FIRST,
+            },
+        );
+        assert_eq!(conn.rcv_min_rtt, Some(Duration::from_millis(100)));
+        assert_eq!(
+            arrive(&mut conn, 2, 200),
+            [vec![(1, 1)]],
+            "reported at 250 ms"
+        );
+        // The repair leaves at 300 ms at the soonest and arrives by 350 (and 10 ms of margin).
+        // Data sent at 305 ms says nothing yet; data sent at 315 ms should have come after it.
+        assert!(arrive(&mut conn, 3, 305).is_empty());
+        conn.handle_timeout(ms(360));
+        assert!(loss_reports(&mut conn, ms(360)).is_empty());
+        assert!(arrive(&mut conn, 4, 315).is_empty());
+        conn.handle_timeout(ms(370));
+        let again = [vec![(1, 1)], vec![(1, 1)]];
+        assert_eq!(
+            loss_reports(&mut conn, ms(370)),
+            again,
+            "long before the timer's 560 ms"
+        );
+    }
+
+    #[test]
+    fn an_overdue_repair_is_reported_again_no_sooner_than_the_smoothed_rtt() {
+        let (mut conn, now) = established(8);
+        let peer = conn.peer_addr();
+        let ms = |n: u64| now + Duration::from_millis(n);
+        // Packets leave at `sent` ms on the peer's clock and take 50 ms each way.
+        let arrive = |conn: &mut Connection, offset: u32, sent: u64| {
+            let packet = data_packet_sent(5 + offset, &[0; 100], (sent * 1000) as u32);
+            conn.handle_datagram(ms(sent + 50), peer, &packet);
+            loss_reports(conn, ms(sent + 50))
+        };
+        let ack2 = |conn: &mut Connection, ack_no: AckNo, at: u64| {
+            feed(conn, ms(at), Control::Ack2 { ack_no });
+        };
+        // Two short packets, each acknowledged at once: ACK–ACK2 samples of 100 and 500 ms
+        // (a queue on the way back) make the smoothed RTT 150 ms and the smallest 100.
+        arrive(&mut conn, 0, 0);
+        ack2(&mut conn, AckNo::FIRST, 150);
+        arrive(&mut conn, 1, 100);
+        ack2(&mut conn, AckNo::FIRST.next(), 650);
+        assert_eq!(conn.rtt.rtt(), Duration::from_millis(150));
+        assert_eq!(
+            arrive(&mut conn, 3, 700),
+            [vec![(2, 2)]],
+            "reported at 750 ms"
+        );
+        // Data sent at 815 ms shows the repair overdue when it arrives at 865, 115 ms after
+        // the report; the sender, whose RTT is the one we reported, would ignore a repeat of
+        // what it resent less than that ago. So the repeat waits for 900 ms.
+        assert!(arrive(&mut conn, 4, 815).is_empty());
+        conn.handle_timeout(ms(890));
+        assert!(loss_reports(&mut conn, ms(890)).is_empty());
+        conn.handle_timeout(ms(900));
+        let again = [vec![(2, 2)], vec![(2, 2)]];
+        assert_eq!(loss_reports(&mut conn, ms(900)), again);
     }
 
     #[test]
