@@ -124,33 +124,53 @@ impl RttEstimator {
 /// the smallest difference seen stands for the least delay, and what a packet took beyond it
 /// was queue. A sender resends before it sends new data, so once a packet sent after a repair
 /// has arrived, the repair should have too.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct SendClock {
+    /// This side's clock's start: its timestamps count microseconds from it.
+    epoch: Instant,
+    /// The last arrival's time and its microseconds since `epoch`: the packets of one batch
+    /// share an arrival time, and one clock reading serves them all.
+    last_arrival: (Instant, u64),
     /// The smallest arrival-less-timestamp difference, microseconds.
     floor_us: Option<i64>,
-    newest: Option<Instant>,
+    /// The newest first-sent packet's departure, microseconds since `epoch`.
+    newest_us: Option<u64>,
 }
 
 impl SendClock {
-    /// Notes a packet that arrived at `now` (`now_us` on this side's 32-bit microsecond clock)
-    /// with the sender's `timestamp`; `first_sent` says whether it came beyond everything that
-    /// arrived before (new data, not a repair).
-    pub fn on_arrival(&mut self, now: Instant, now_us: u64, timestamp: u32, first_sent: bool) {
+    /// A clock with no arrivals, on this side's clock that started at `epoch`.
+    pub fn new(epoch: Instant) -> Self {
+        Self {
+            epoch,
+            last_arrival: (epoch, 0),
+            floor_us: None,
+            newest_us: None,
+        }
+    }
+
+    /// Notes a packet that arrived at `now` with the sender's `timestamp`; `first_sent` says
+    /// whether it came beyond everything that arrived before (new data, not a repair).
+    pub fn on_arrival(&mut self, now: Instant, timestamp: u32, first_sent: bool) {
+        if now != self.last_arrival.0 {
+            let since_epoch = now.saturating_duration_since(self.epoch).as_micros();
+            self.last_arrival = (now, since_epoch as u64);
+        }
+        let now_us = self.last_arrival.1;
         // Both clocks count 32-bit microseconds from their side's start: the difference wraps,
         // and read as signed it holds while the two starts are within half an hour.
         let delay = i64::from((now_us as u32).wrapping_sub(timestamp) as i32);
         let floor = self.floor_us.map_or(delay, |f| f.min(delay));
         self.floor_us = Some(floor);
         if first_sent {
-            let queued = Duration::from_micros(delay.saturating_sub(floor).unsigned_abs());
-            let sent = now.checked_sub(queued).unwrap_or(now);
-            self.newest = Some(self.newest.map_or(sent, |n| n.max(sent)));
+            let sent = now_us.saturating_sub(delay.abs_diff(floor));
+            self.newest_us = Some(self.newest_us.map_or(sent, |n| n.max(sent)));
         }
     }
 
     /// The newest first-sent packet's departure, shifted by the least one-way delay.
     pub fn newest_sent(&self) -> Option<Instant> {
-        self.newest
+        self.epoch
+            .checked_add(Duration::from_micros(self.newest_us?))
     }
 }
 
@@ -773,36 +793,36 @@ mod tests {
 
     #[test]
     fn the_send_clock_takes_the_queue_out_of_an_arrival() {
-        let mut c = SendClock::default();
         let t0 = Instant::now();
-        // The peer's clock runs 5 s behind ours plus a 20 ms one-way delay at first.
+        let mut c = SendClock::new(t0);
+        // The peer's clock starts 5 s after ours; packets take 20 ms, and a queue.
         let arrive = |c: &mut SendClock, sent_ms: u64, queue_ms: u64, first: bool| {
-            let at = t0 + Duration::from_millis(sent_ms + 20 + queue_ms);
-            let our_us = 5_000_000 + (sent_ms + 20 + queue_ms) * 1000;
-            c.on_arrival(at, our_us, (sent_ms * 1000) as u32, first);
+            let at = t0 + Duration::from_millis(5_000 + sent_ms + 20 + queue_ms);
+            c.on_arrival(at, (sent_ms * 1000) as u32, first);
         };
         assert_eq!(c.newest_sent(), None);
         arrive(&mut c, 0, 0, true);
-        assert_eq!(c.newest_sent(), Some(t0 + Duration::from_millis(20)));
+        let ms = |n: u64| Some(t0 + Duration::from_millis(5_000 + n));
+        assert_eq!(c.newest_sent(), ms(20));
         // Sent at 100 ms behind 30 ms of queue: it left 100 ms after the first.
         arrive(&mut c, 100, 30, true);
-        assert_eq!(c.newest_sent(), Some(t0 + Duration::from_millis(120)));
+        assert_eq!(c.newest_sent(), ms(120));
         // A repair sent later says nothing of what else was sent; an older packet moves nothing.
         arrive(&mut c, 200, 0, false);
         arrive(&mut c, 50, 0, true);
-        assert_eq!(c.newest_sent(), Some(t0 + Duration::from_millis(120)));
+        assert_eq!(c.newest_sent(), ms(120));
     }
 
     #[test]
     fn the_send_clock_reads_across_the_wrap_of_32_bit_timestamps() {
-        let mut c = SendClock::default();
         let t0 = Instant::now();
+        let mut c = SendClock::new(t0);
         let base = u32::MAX - 500;
-        c.on_arrival(t0, 1_000, base, true);
+        let at = |us: u64| t0 + Duration::from_micros(us);
+        c.on_arrival(at(1_000), base, true);
         // 1 000 µs later on both clocks, with no queue: the sender's clock wrapped.
-        let at = t0 + Duration::from_micros(1_000);
-        c.on_arrival(at, 2_000, base.wrapping_add(1_000), true);
-        assert_eq!(c.newest_sent(), Some(at));
+        c.on_arrival(at(2_000), base.wrapping_add(1_000), true);
+        assert_eq!(c.newest_sent(), Some(at(2_000)));
     }
 
     #[test]

@@ -410,7 +410,7 @@ impl Connection {
             deferred: None,
             rcv_max: peer_isn.start(),
             rcv_loss: RangeMap::new(),
-            send_clock: SendClock::default(),
+            send_clock: SendClock::new(now),
             rcv_min_rtt: None,
             last_gap: None,
             rcv_last_ack: peer_isn.start(),
@@ -1109,9 +1109,8 @@ impl Connection {
             self.stats.packets_invalid += 1;
             return;
         }
-        let now_us = now.saturating_duration_since(self.epoch).as_micros() as u64;
         self.send_clock
-            .on_arrival(now, now_us, header.timestamp, seq >= self.rcv_max);
+            .on_arrival(now, header.timestamp, seq >= self.rcv_max);
         match self.recv.insert(seq, header.msg, payload, owner) {
             Stored::New => {}
             Stored::Duplicate => {
