@@ -1422,10 +1422,10 @@ impl Connection {
         };
         let (_, seq, sent) = self.ack_history[pos];
         self.ack_history.drain(..=pos);
-        let sample = now.saturating_duration_since(sent).as_micros();
-        if sample > 0 {
-            self.rtt.update(sample.min(u32::MAX as u128) as u32);
-            let sample = Duration::from_micros(sample.min(u64::MAX as u128) as u64);
+        let sample = now.saturating_duration_since(sent);
+        let micros = sample.as_micros();
+        if micros > 0 {
+            self.rtt.update(micros.min(u32::MAX as u128) as u32);
             self.rcv_min_rtt = Some(self.rcv_min_rtt.map_or(sample, |m| m.min(sample)));
         }
         if seq > self.rcv_last_ack2 {
@@ -1577,7 +1577,7 @@ impl Connection {
     /// clocks drift apart (a sender's clock that runs fast reads a standing queue as none).
     fn renak(&mut self, now: Instant) {
         let interval = self.rtt.rto() + SYN;
-        let overdue_before = self.overdue_before();
+        let (overdue_before, rtt) = (self.overdue_before(), self.rtt.rtt());
         let per_packet = self.payload / 8;
         let limit = per_packet.max(1) * MAX_RENAK_PACKETS;
         let mut due = std::mem::take(&mut self.renak_due);
@@ -1587,8 +1587,8 @@ impl Connection {
                 break;
             }
             let since = now.saturating_duration_since(missing.last_reported);
-            let overdue = overdue_before.is_some_and(|t| missing.last_reported <= t)
-                && since >= self.rtt.rtt();
+            let overdue =
+                overdue_before.is_some_and(|t| missing.last_reported <= t) && since >= rtt;
             if overdue || since >= interval {
                 missing.last_reported = now;
                 due.push((start, end));
@@ -2263,17 +2263,27 @@ mod tests {
         );
     }
 
+    /// A short data packet (offset `offset` from the peer's first sequence number) that left the
+    /// peer `sent_ms` after `start` on its clock and took 50 ms; returns the loss reports it
+    /// prompted.
+    fn arrive_sent(
+        conn: &mut Connection,
+        start: Instant,
+        offset: u32,
+        sent_ms: u64,
+    ) -> Vec<Vec<(u32, u32)>> {
+        let packet = data_packet_sent(5 + offset, &[0; 100], (sent_ms * 1000) as u32);
+        let at = start + Duration::from_millis(sent_ms + 50);
+        let peer = conn.peer_addr();
+        conn.handle_datagram(at, peer, &packet);
+        loss_reports(conn, at)
+    }
+
     #[test]
     fn a_repair_is_reported_again_once_data_sent_after_it_arrives() {
         let (mut conn, now) = established(8);
-        let peer = conn.peer_addr();
         let ms = |n: u64| now + Duration::from_millis(n);
-        // Packets leave at `sent` ms on the peer's clock and take 50 ms each way.
-        let arrive = |conn: &mut Connection, offset: u32, sent: u64| {
-            let packet = data_packet_sent(5 + offset, &[0; 100], (sent * 1000) as u32);
-            conn.handle_datagram(ms(sent + 50), peer, &packet);
-            loss_reports(conn, ms(sent + 50))
-        };
+        let arrive = |conn: &mut Connection, offset, sent| arrive_sent(conn, now, offset, sent);
         // Its first packet is short: the ACK goes at once (50 ms), its ACK2 is back at 150.
         arrive(&mut conn, 0, 0);
         feed(
@@ -2307,14 +2317,8 @@ mod tests {
     #[test]
     fn an_overdue_repair_is_reported_again_no_sooner_than_the_smoothed_rtt() {
         let (mut conn, now) = established(8);
-        let peer = conn.peer_addr();
         let ms = |n: u64| now + Duration::from_millis(n);
-        // Packets leave at `sent` ms on the peer's clock and take 50 ms each way.
-        let arrive = |conn: &mut Connection, offset: u32, sent: u64| {
-            let packet = data_packet_sent(5 + offset, &[0; 100], (sent * 1000) as u32);
-            conn.handle_datagram(ms(sent + 50), peer, &packet);
-            loss_reports(conn, ms(sent + 50))
-        };
+        let arrive = |conn: &mut Connection, offset, sent| arrive_sent(conn, now, offset, sent);
         let ack2 = |conn: &mut Connection, ack_no: AckNo, at: u64| {
             feed(conn, ms(at), Control::Ack2 { ack_no });
         };
