@@ -1434,6 +1434,7 @@ impl Connection {
         let mut run = None;
         for seq in start..=end {
             if reported_late(&self.send, seq) {
+                tracing::trace!(seq, "first reported late: its first report was lost");
                 self.snd_late.insert(seq, seq, ());
             }
             match (resent_lately(&self.send, seq), run) {
