@@ -48,7 +48,8 @@ const MAX_RENAK_PACKETS: usize = 4;
 /// back); one that comes more than this many round trips after is a repeat of a report that
 /// was lost (the peer repeats after RTT + 4·RTTVar + 10 ms, or once the repair is overdue, two
 /// round trips or more after the packet). Its retransmission is then as costly to lose as a
-/// repeated one. With loss both ways at 1 Gbit/s, 600 ms, 5 %, such holes (a report lost, then
+/// repeated one. (A gap found late, behind a pause in sending, reads as late too: a second
+/// copy of its first repair costs one packet.) With loss both ways at 1 Gbit/s, 600 ms, 5 %, such holes (a report lost, then
 /// the one retransmission) held in-order delivery for two round trips more; counting them as
 /// repeats took start-up in order from 71 to 58 seeds over budget of 200 (simulator).
 const LATE_REPORT: f64 = 1.5;
@@ -1391,9 +1392,6 @@ impl Connection {
         }
     }
 
-    /// Adds `start..=end` to the retransmission list, but for packets resent less than an RTT
-    /// ago: those are on their way, and the report (the receiver repeats its holes, with the next
-    /// gap and on a timer) cannot know of them. Returns how many it added.
     /// The round trip a repair takes: the smaller of the sender's smoothed RTT and the peer's
     /// (see [`Self::insert_lost`]).
     fn repair_rtt(&self) -> Duration {
@@ -1401,6 +1399,10 @@ impl Connection {
         self.rto.rtt().map_or(peer, |own| own.min(peer))
     }
 
+    /// Adds `start..=end` to the retransmission list, but for packets resent less than an RTT
+    /// ago: those are on their way, and the report (the receiver repeats its holes, with the next
+    /// gap and on a timer) cannot know of them. Marks packets whose first report came late (see
+    /// [`LATE_REPORT`]). Returns how many it added.
     fn insert_lost(&mut self, now: Instant, start: u64, end: u64) -> u64 {
         // The RTT is the smaller of the sender's smoothed one and the peer's (`self.rtt`: what
         // the peer's ACKs report, or on a connection that also receives, our own ACK–ACK2
@@ -1952,8 +1954,7 @@ impl Connection {
             // report was lost, and the peer's timer or overdue rule repeated it): the hole has
             // cost a round trip already, and the controller may ask for two copies, the second
             // right behind the first.
-            let late = self.snd_late.remove(seq);
-            let again = late
+            let again = self.snd_late.remove(seq)
                 || packet
                     .last_sent
                     .is_some_and(|(_, retransmitted)| retransmitted);
