@@ -226,10 +226,10 @@ const REPEAT_BELOW_ROUNDS: f64 = 64.0;
 /// holds in-order delivery, what the application reads, a round trip more, and start-up's
 /// budget (1 s + 5 RTT, issue 6) runs into that at 300 ms. Simulator, start-up in order, seeds
 /// 1–200, runs over budget: 100 Mbit/s 300 ms 10 % 39 → 4 with loss both ways, 24 → 1 one
-/// way, 1 Gbit/s 600 ms 5 % one way 36 → 22 (seeds 201–400: 37 → 33); it costs the square of the loss rate in copies
-/// (100 Mbit/s, 10 %, 100 and 300 ms: efficiency −0.009, retransmitted +0.009; at 5 % −0.004,
-/// +0.003 and within issue 6's loss + 1 %). Short paths, where a round trip is not noticed and
-/// the 5 % share would pass loss + 1 %, do not repeat.
+/// way, 1 Gbit/s 600 ms 5 % one way 36 → 22 (seeds 201–400: 37 → 33). It costs the square of
+/// the loss rate in copies (100 Mbit/s, 10 %, 100 and 300 ms: efficiency −0.009, retransmitted
+/// +0.009; at 5 % −0.004, +0.003 and within issue 6's loss + 1 %). Short paths, where a round
+/// trip is not noticed and the 5 % share would pass loss + 1 %, do not repeat.
 const REPEAT_FROM_RTT: Duration = Duration::from_millis(100);
 /// A cruising round lasts long enough to carry this many packets at the estimated rate (a UDT4
 /// receiver's rate report is a median over 16 arrival intervals: a probe shorter than that is

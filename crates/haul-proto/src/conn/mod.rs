@@ -49,9 +49,10 @@ const MAX_RENAK_PACKETS: usize = 4;
 /// was lost (the peer repeats after RTT + 4·RTTVar + 10 ms, or once the repair is overdue, two
 /// round trips or more after the packet). Its retransmission is then as costly to lose as a
 /// repeated one. (A gap found late, behind a pause in sending, reads as late too: a second
-/// copy of its first repair costs one packet.) With loss both ways at 1 Gbit/s, 600 ms, 5 %, such holes (a report lost, then
-/// the one retransmission) held in-order delivery for two round trips more; counting them as
-/// repeats took start-up in order from 71 to 58 seeds over budget of 200 (simulator).
+/// copy of its first repair costs one packet.) With loss both ways at 1 Gbit/s, 600 ms, 5 %,
+/// such holes (a report lost, then the one retransmission) held in-order delivery for two round
+/// trips more; counting them as repeats took start-up in order from 71 to 58 seeds over budget
+/// of 200 (simulator).
 const LATE_REPORT: f64 = 1.5;
 /// Most pacing credit a connection may bank while the driver sleeps.
 const MAX_PACING_CREDIT: Duration = Duration::from_millis(1);
@@ -1392,13 +1393,6 @@ impl Connection {
         }
     }
 
-    /// The round trip a repair takes: the smaller of the sender's smoothed RTT and the peer's
-    /// (see [`Self::insert_lost`]).
-    fn repair_rtt(&self) -> Duration {
-        let peer = self.rtt.rtt();
-        self.rto.rtt().map_or(peer, |own| own.min(peer))
-    }
-
     /// Adds `start..=end` to the retransmission list, but for packets resent less than an RTT
     /// ago: those are on their way, and the report (the receiver repeats its holes, with the next
     /// gap and on a timer) cannot know of them. Marks packets whose first report came late (see
@@ -1412,34 +1406,26 @@ impl Connection {
         // start-up: every ACK waits behind a hole) ignored the repeat, and the hole waited a
         // timeout more. Under heavy loss the sender may have no sample of its own at all; the
         // peer's estimate stands in.
-        let in_flight = self.repair_rtt();
-        let resent_lately = |send: &SendBuffer, seq: u64| {
-            send.packet(seq)
-                .and_then(|p| p.last_sent)
-                .is_some_and(|(at, resent)| resent && now.saturating_duration_since(at) < in_flight)
-        };
-        // Never resent, and sent longer ago than a first report takes, by the longer of the two
-        // RTTs once the sender has measured its own (the peer's may be its start value): its
-        // first report was lost.
-        let late = self
-            .rto
-            .rtt()
-            .map(|own| own.max(self.rtt.rtt()).mul_f64(LATE_REPORT));
-        let reported_late = |send: &SendBuffer, seq: u64| {
-            late.is_some_and(|late| {
-                send.packet(seq)
-                    .and_then(|p| p.last_sent)
-                    .is_some_and(|(at, resent)| !resent && now.saturating_duration_since(at) > late)
-            })
-        };
+        let peer = self.rtt.rtt();
+        let own = self.rto.rtt();
+        let in_flight = own.map_or(peer, |own| own.min(peer));
+        // A packet never resent and sent longer ago than a first report takes, by the longer of
+        // the two RTTs once the sender has measured its own (the peer's may be its start value),
+        // had its first report lost.
+        let late = own.map(|own| own.max(peer).mul_f64(LATE_REPORT));
         let mut added = 0;
         let mut run = None;
         for seq in start..=end {
-            if reported_late(&self.send, seq) {
-                tracing::trace!(seq, "first reported late: its first report was lost");
-                self.snd_late.insert(seq, seq, ());
+            let last_sent = self.send.packet(seq).and_then(|p| p.last_sent);
+            let ago = last_sent.map(|(at, resent)| (now.saturating_duration_since(at), resent));
+            if let (Some((ago, false)), Some(late)) = (ago, late) {
+                if ago > late {
+                    tracing::trace!(seq, "first reported late: its first report was lost");
+                    self.snd_late.insert(seq, seq, ());
+                }
             }
-            match (resent_lately(&self.send, seq), run) {
+            let resent_lately = ago.is_some_and(|(ago, resent)| resent && ago < in_flight);
+            match (resent_lately, run) {
                 (true, Some(first)) => {
                     added += self.snd_loss.insert(first, seq - 1, ());
                     run = None;
@@ -2321,6 +2307,11 @@ mod tests {
         loss_reports(conn, at)
     }
 
+    /// The peer's ACK2 of our ACK `ack_no`, arriving at `at`.
+    fn ack2_at(conn: &mut Connection, at: Instant, ack_no: AckNo) {
+        feed(conn, at, Control::Ack2 { ack_no });
+    }
+
     #[test]
     fn a_repair_is_reported_again_once_data_sent_after_it_arrives() {
         let (mut conn, now) = established(8);
@@ -2328,13 +2319,7 @@ mod tests {
         let arrive = |conn: &mut Connection, offset, sent| arrive_sent(conn, now, offset, sent);
         // Its first packet is short: the ACK goes at once (50 ms), its ACK2 is back at 150.
         arrive(&mut conn, 0, 0);
-        feed(
-            &mut conn,
-            ms(150),
-            Control::Ack2 {
-                ack_no: AckNo::FIRST,
-            },
-        );
+        ack2_at(&mut conn, ms(150), AckNo::FIRST);
         assert_eq!(conn.rcv_min_rtt, Some(Duration::from_millis(100)));
         assert_eq!(
             arrive(&mut conn, 2, 200),
@@ -2361,15 +2346,12 @@ mod tests {
         let (mut conn, now) = established(8);
         let ms = |n: u64| now + Duration::from_millis(n);
         let arrive = |conn: &mut Connection, offset, sent| arrive_sent(conn, now, offset, sent);
-        let ack2 = |conn: &mut Connection, ack_no: AckNo, at: u64| {
-            feed(conn, ms(at), Control::Ack2 { ack_no });
-        };
         // Two short packets, each acknowledged at once: ACK–ACK2 samples of 100 and 500 ms
         // (a queue on the way back) make the smoothed RTT 150 ms and the smallest 100.
         arrive(&mut conn, 0, 0);
-        ack2(&mut conn, AckNo::FIRST, 150);
+        ack2_at(&mut conn, ms(150), AckNo::FIRST);
         arrive(&mut conn, 1, 100);
-        ack2(&mut conn, AckNo::FIRST.next(), 650);
+        ack2_at(&mut conn, ms(650), AckNo::FIRST.next());
         assert_eq!(conn.rtt.rtt(), Duration::from_millis(150));
         assert_eq!(
             arrive(&mut conn, 3, 700),
