@@ -279,61 +279,21 @@ fn startup_across_seeds() {
 
 /// Start-up within issue 6's budget (1 s + 5 RTT from the receiver's accept to 90 % of the link,
 /// in order) on every cell of `startup_grid`. A regression guard, deterministic by its seeds:
-/// seed 1, except at 1 Gbit/s, 600 ms, 5 %. There in-order delivery waits whenever a repair is
-/// lost too (hundreds of times in the first seconds), for a round trip of 0.6 s and a re-report
-/// more, so that one seed's time is a matter of luck: over seeds 1–200, 17 % (session 48's
-/// build), 18 % (with overdue repairs re-reported, session 49) and 11 % (with repairs lost again
-/// repeated on long paths, session 50) are over 4.0 s, with a median of 3.60, 3.57 and 3.57 s;
-/// seeds 1–24 read 1, 4 and 2 over. The target is not met in every run there.
-/// The guard asks what holds of the distribution: a median within budget, at most a quarter of
-/// the seeds over it, and every seed within it plus two round trips (a repair lost twice).
+/// seed 1, except at 1 Gbit/s, 600 ms, 5 % (`assert_startup_over_seeds`).
 #[test]
 fn startup_reaches_the_link_within_one_second_and_five_rtt() {
     for (rate, rtt, loss) in startup_cells() {
-        if (rate, rtt, loss) == (1_000_000_000, 600, 0.05) {
-            let budget = Duration::from_secs(1) + Duration::from_millis(rtt) * 5;
-            let mut times: Vec<Duration> = (1..=24)
-                .map(|seed| {
-                    let losses = (loss, 0.0);
-                    startup_time_with(
-                        seed,
-                        rate,
-                        rtt,
-                        losses,
-                        budget * 2,
-                        Delivered::InOrder,
-                        Duration::ZERO,
-                    )
-                    .unwrap_or(budget * 2)
-                })
-                .collect();
-            times.sort();
-            eprintln!("1000 Mbit/s rtt 600 ms loss 5%, seeds 1-24 sorted: {times:.2?} (budget {budget:.2?})");
-            let over = times.iter().filter(|&&t| t > budget).count();
-            let (median, last) = (times[times.len() / 2], times[times.len() - 1]);
-            assert!(
-                median <= budget
-                    && over <= times.len() / 4
-                    && last <= budget + Duration::from_millis(rtt) * 2,
-                "1000 Mbit/s, 600 ms, 5 %: seeds 1-24 took {times:.2?}, {over} over {budget:?}"
-            );
-        } else {
-            assert_startup_in_budget(rate, rtt, loss, Duration::ZERO);
-        }
+        assert_startup_in_budget(rate, rtt, loss, Duration::ZERO);
     }
 }
 
 /// The same behind a receiver that sees arrivals once per 200 µs, as the lab's emulator and
 /// GRO group them: start-up's jump needs a capacity estimate that survives the grouping (probe
-/// trains, not pairs). Every cell but 1 Gbit/s at 600 ms with 5 % loss, where the link is full
-/// in time (2.7 s) but in-order delivery lags behind lost retransmissions (4.2 s for 4.0; see
-/// docs/journal/congestion.md).
+/// trains, not pairs).
 #[test]
 fn startup_reaches_the_link_behind_coalesced_arrivals() {
     for (rate, rtt, loss) in startup_cells() {
-        if (rate, rtt, loss) != (1_000_000_000, 600, 0.05) {
-            assert_startup_in_budget(rate, rtt, loss, Duration::from_micros(200));
-        }
+        assert_startup_in_budget(rate, rtt, loss, Duration::from_micros(200));
     }
 }
 
@@ -350,7 +310,12 @@ fn startup_cells() -> Vec<(u64, u64, f64)> {
     cells
 }
 
+/// Start-up in order within budget on one cell: seed 1, or the distribution of seeds 1–24 at
+/// 1 Gbit/s, 600 ms, 5 % (`assert_startup_over_seeds`).
 fn assert_startup_in_budget(rate: u64, rtt: u64, loss: f64, coalesce: Duration) {
+    if (rate, rtt, loss) == (1_000_000_000, 600, 0.05) {
+        return assert_startup_over_seeds(rate, rtt, loss, coalesce);
+    }
     let budget = Duration::from_secs(1) + Duration::from_millis(rtt) * 5;
     let (losses, measure) = ((loss, 0.0), Delivered::InOrder);
     let t = startup_time_with(1, rate, rtt, losses, budget, measure, coalesce);
@@ -363,6 +328,40 @@ fn assert_startup_in_budget(rate: u64, rtt: u64, loss: f64, coalesce: Duration) 
         t.is_some(),
         "{} Mbit/s, {rtt} ms, {loss} loss, arrivals every {coalesce:?}: not at 90 % within {budget:?}",
         rate / 1_000_000
+    );
+}
+
+/// At 1 Gbit/s, 600 ms, 5 % in-order delivery waits whenever a repair is lost too (a round trip
+/// there holds 2 500 holes), for a round trip of 0.6 s and a re-report more, so that one seed's
+/// time is a matter of luck. Over seeds 1–200, with loss one way, 17 % (session 48's build),
+/// 18 % (overdue repairs re-reported, session 49), 11 % (repairs lost again repeated on long
+/// paths, session 50) and 1 % (first repairs repeated at the end of a first start-up, session
+/// 51) were over 4.0 s; seeds 1–24 read 1, 4, 2 and 1 over (behind coalesced arrivals, session
+/// 50's build 3, session 51's 1). The guard asks what holds of the distribution: a median within
+/// budget, at most a twelfth of the seeds over it, and every seed within it plus two round
+/// trips (a repair lost twice).
+fn assert_startup_over_seeds(rate: u64, rtt: u64, loss: f64, coalesce: Duration) {
+    let budget = Duration::from_secs(1) + Duration::from_millis(rtt) * 5;
+    let mut times: Vec<Duration> = (1..=24)
+        .map(|seed| {
+            let (losses, measure) = ((loss, 0.0), Delivered::InOrder);
+            startup_time_with(seed, rate, rtt, losses, budget * 2, measure, coalesce)
+                .unwrap_or(budget * 2)
+        })
+        .collect();
+    times.sort();
+    let mbit = rate / 1_000_000;
+    eprintln!(
+        "{mbit} Mbit/s rtt {rtt} ms loss {:.0}% arrivals every {coalesce:?}, seeds 1-24 sorted: {times:.2?} (budget {budget:.2?})",
+        loss * 100.0
+    );
+    let over = times.iter().filter(|&&t| t > budget).count();
+    let (median, last) = (times[times.len() / 2], times[times.len() - 1]);
+    assert!(
+        median <= budget
+            && over <= times.len() / 12
+            && last <= budget + Duration::from_millis(rtt) * 2,
+        "{mbit} Mbit/s, {rtt} ms, {loss} loss, arrivals every {coalesce:?}: seeds 1-24 took {times:.2?}, {over} over {budget:?}"
     );
 }
 

@@ -112,11 +112,13 @@ pub trait CongestionControl: Send + fmt::Debug {
     fn probe_train(&self) -> u64 {
         2
     }
-    /// Whether a packet reported missing again after its retransmission should go out twice.
+    /// Whether a retransmission should go out twice, the second copy right behind the first.
+    /// `again`: the packet has cost a round trip already (reported missing after its
+    /// retransmission, or its first report was lost); otherwise this is its first repair.
     /// Worth it only where losses are random, not congestion: there a second copy costs a
     /// fraction of the retransmissions, while another lost copy holds the cumulative ACK —
     /// and with it every byte behind the hole — for one more round trip and timeout.
-    fn repeat_retransmissions(&self) -> bool {
+    fn repeat_retransmission(&self, _again: bool) -> bool {
         false
     }
 }

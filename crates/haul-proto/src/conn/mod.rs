@@ -1938,17 +1938,16 @@ impl Connection {
             }
             // Reported missing again after a retransmission, or first reported late (the first
             // report was lost, and the peer's timer or overdue rule repeated it): the hole has
-            // cost a round trip already, and the controller may ask for two copies, the second
-            // right behind the first.
+            // cost a round trip already. The controller may ask for two copies, the second
+            // right behind the first, of such a repair or (in start-up on a long path) of any.
             let again = self.snd_late.remove(seq)
                 || packet
                     .last_sent
                     .is_some_and(|(_, retransmitted)| retransmitted);
-            if again
-                && self
-                    .cc
-                    .as_ref()
-                    .is_some_and(|cc| cc.repeat_retransmissions())
+            if self
+                .cc
+                .as_ref()
+                .is_some_and(|cc| cc.repeat_retransmission(again))
             {
                 self.deferred = Some((seq, true));
             }
@@ -2527,11 +2526,13 @@ mod tests {
         assert_eq!(t.segment_size, Some(1472));
     }
 
-    /// Paces at 1 µs with a window of 10 000, asks for repeated retransmissions or not, and
+    /// Paces at 1 µs with a window of 10 000, asks for two copies of repairs (`repeat`: of those
+    /// that cost a round trip already; `repeat_first`: of first repairs) or not, and
     /// records the `lost` count and the RTT sample of every loss report.
     #[derive(Debug, Default, Clone)]
     struct TestCc {
         repeat: bool,
+        repeat_first: bool,
         losses: Arc<std::sync::Mutex<Vec<u64>>>,
         samples: Arc<std::sync::Mutex<Vec<Option<Duration>>>>,
     }
@@ -2552,8 +2553,12 @@ mod tests {
         fn window(&self) -> u32 {
             10_000
         }
-        fn repeat_retransmissions(&self) -> bool {
-            self.repeat
+        fn repeat_retransmission(&self, again: bool) -> bool {
+            if again {
+                self.repeat
+            } else {
+                self.repeat_first
+            }
         }
     }
 
@@ -2682,6 +2687,23 @@ mod tests {
             plain.stats().packets_retransmitted,
             2,
             "one copy each where the controller does not ask"
+        );
+    }
+
+    #[test]
+    fn a_first_repair_goes_twice_when_the_controller_asks() {
+        let first = TestCc {
+            repeat_first: true,
+            ..TestCc::default()
+        };
+        let (mut start, now) = sixteen_sent_four_acknowledged(&first);
+        let mut buf = Vec::new();
+        report_lost(&mut start, now, 6, 8);
+        while start.poll_transmit(now + SYN, &mut buf).is_some() {}
+        assert_eq!(
+            start.stats().packets_retransmitted,
+            6,
+            "reported on time, two copies each"
         );
     }
 
