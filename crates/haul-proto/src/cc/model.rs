@@ -243,7 +243,7 @@ const REPEAT_FROM_RTT: Duration = Duration::from_millis(100);
 /// 200 ms sits between. It costs loss × the packets of start-up's last rounds: +0.001 of
 /// packets sent over 60 s. Earlier in start-up, or below the link's share, the losses may be
 /// a newcomer's into a full queue that it took for its base RTT: doubling its repairs there
-/// lowered four flows' fairness at 300 ms (seed 2: 0.989 → 0.732).
+/// lowered four flows' fairness at 300 ms (seed 2: 0.987 → 0.732).
 const REPEAT_FIRST_FROM_RTT: Duration = Duration::from_millis(200);
 /// A cruising round lasts long enough to carry this many packets at the estimated rate (a UDT4
 /// receiver's rate report is a median over 16 arrival intervals: a probe shorter than that is
