@@ -252,6 +252,17 @@ struct Missing {
     last_reported: Instant,
 }
 
+/// A data packet picked to go next.
+#[derive(Debug, Clone, Copy)]
+struct Outgoing {
+    seq: u64,
+    retransmit: bool,
+    /// A second copy follows right behind it (the controller asked for two copies of this
+    /// repair): it is queued once this one is sent, so that a batch this one does not fit
+    /// cannot drop it.
+    twice: bool,
+}
+
 /// One connection of the `udt4` dialect.
 #[derive(Debug)]
 pub struct Connection {
@@ -318,8 +329,9 @@ pub struct Connection {
     /// connection sends nothing and waits only for an ACK of them.
     peer_shutdown_deadline: Option<Instant>,
     write_blocked: bool,
-    /// A packet picked for a batch it did not fit (larger than the batch's segment size).
-    deferred: Option<(u64, bool)>,
+    /// The packet to send next, ahead of the loss list: one picked for a batch it did not fit
+    /// (larger than the batch's segment size), or the second copy of a repair.
+    deferred: Option<Outgoing>,
 
     // Receiving side.
     recv: RecvBuffer,
@@ -1830,16 +1842,19 @@ impl Connection {
         let mut segment = 0;
         let mut count = 0;
         while count < max_segments && self.next_send <= now {
-            let Some((seq, retransmit)) = self.next_packet_to_send(now) else {
+            let Some(next) = self.next_packet_to_send(now) else {
                 break;
             };
+            let Outgoing {
+                seq, retransmit, ..
+            } = next;
             let Some(packet) = self.send.packet(seq).copied() else {
                 continue;
             };
             // GSO: every segment but the last has the first one's size.
             let size = HEADER_LEN + packet.len() + overhead;
             if count > 0 && size > segment {
-                self.deferred = Some((seq, retransmit));
+                self.deferred = Some(next);
                 break;
             }
             let header = DataHeader {
@@ -1872,6 +1887,12 @@ impl Connection {
             };
             total += size;
             self.send.mark_sent(seq, now, retransmit);
+            if next.twice {
+                self.deferred = Some(Outgoing {
+                    twice: false,
+                    ..next
+                });
+            }
             if retransmit {
                 self.stats.packets_retransmitted += 1;
             } else {
@@ -1920,7 +1941,7 @@ impl Connection {
     }
 
     /// Picks the next packet: retransmissions first, then new data within the window.
-    fn next_packet_to_send(&mut self, now: Instant) -> Option<(u64, bool)> {
+    fn next_packet_to_send(&mut self, now: Instant) -> Option<Outgoing> {
         // Nothing, not even a retransmission, goes to a peer that shut down.
         if self.peer_shutdown_deadline.is_some() {
             return None;
@@ -1944,20 +1965,25 @@ impl Connection {
                 || packet
                     .last_sent
                     .is_some_and(|(_, retransmitted)| retransmitted);
-            if self
+            let twice = self
                 .cc
                 .as_ref()
-                .is_some_and(|cc| cc.repeat_retransmission(again))
-            {
-                self.deferred = Some((seq, true));
-            }
-            return Some((seq, true));
+                .is_some_and(|cc| cc.repeat_retransmission(again));
+            return Some(Outgoing {
+                seq,
+                retransmit: true,
+                twice,
+            });
         }
         if !self.has_data_to_send() {
             return None;
         }
         let seq = self.send.cut_packet(self.payload)?;
-        Some((seq, false))
+        Some(Outgoing {
+            seq,
+            retransmit: false,
+            twice: false,
+        })
     }
 
     fn drop_expired_message(&mut self, seq: u64) {
@@ -2688,6 +2714,33 @@ mod tests {
             2,
             "one copy each where the controller does not ask"
         );
+    }
+
+    #[test]
+    fn a_second_copy_survives_the_end_of_a_batch() {
+        // Packet 1 is short (the end of a write), packets 2 and 3 full. Both copies of packet
+        // 1's repair fill a batch of its size; packet 2's first copy ends that batch (a longer
+        // segment), and must not take the place of its second.
+        let first = TestCc {
+            repeat_first: true,
+            ..TestCc::default()
+        };
+        let (mut conn, now) = established_with(ConnectionConfig {
+            congestion: Arc::new(first),
+            ..ConnectionConfig::default()
+        });
+        let mut buf = Vec::new();
+        let mut t = now;
+        for (bytes, sent) in [(1456 + 100, 2), (2 * 1456, 4)] {
+            conn.write(&vec![0u8; bytes]).unwrap();
+            while conn.stats().packets_sent < sent {
+                t += Duration::from_micros(1);
+                conn.poll_transmit(t, &mut buf);
+            }
+        }
+        report_lost(&mut conn, t, 1, 2);
+        while conn.poll_transmit(t + SYN, &mut buf).is_some() {}
+        assert_eq!(conn.stats().packets_retransmitted, 4, "two copies each");
     }
 
     #[test]
