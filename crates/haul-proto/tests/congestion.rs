@@ -226,7 +226,7 @@ fn startup_time_with(
 #[ignore = "diagnostic: prints start-up times over rates, RTTs and losses"]
 fn startup_grid() {
     for (rate, rtt, loss) in startup_cells() {
-        let budget = Duration::from_secs(1) + Duration::from_millis(rtt) * 5;
+        let budget = startup_budget(rtt);
         let time = |measure| {
             startup_time(1, rate, rtt, loss, budget * 3, measure)
                 .map_or("never".into(), |t| format!("{:.2} s", t.as_secs_f64()))
@@ -255,7 +255,7 @@ fn startup_across_seeds() {
     } else {
         0.0
     };
-    let budget = Duration::from_secs(1) + Duration::from_millis(rtt) * 5;
+    let budget = startup_budget(rtt);
     let measure = if std::env::var("GRID_IN_ORDER").is_ok() {
         Delivered::InOrder
     } else {
@@ -297,6 +297,11 @@ fn startup_reaches_the_link_behind_coalesced_arrivals() {
     }
 }
 
+/// Issue 6's start-up budget on a path of `rtt` ms: 1 s + 5 RTT.
+fn startup_budget(rtt: u64) -> Duration {
+    Duration::from_secs(1) + Duration::from_millis(rtt) * 5
+}
+
 /// Issue 6's start-up grid: 100 Mbit/s and 1 Gbit/s, 10–600 ms, 0–5 % loss.
 fn startup_cells() -> Vec<(u64, u64, f64)> {
     let mut cells = Vec::new();
@@ -316,7 +321,7 @@ fn assert_startup_in_budget(rate: u64, rtt: u64, loss: f64, coalesce: Duration) 
     if (rate, rtt, loss) == (1_000_000_000, 600, 0.05) {
         return assert_startup_over_seeds(rate, rtt, loss, coalesce);
     }
-    let budget = Duration::from_secs(1) + Duration::from_millis(rtt) * 5;
+    let budget = startup_budget(rtt);
     let (losses, measure) = ((loss, 0.0), Delivered::InOrder);
     let t = startup_time_with(1, rate, rtt, losses, budget, measure, coalesce);
     eprintln!(
@@ -341,7 +346,7 @@ fn assert_startup_in_budget(rate: u64, rtt: u64, loss: f64, coalesce: Duration) 
 /// budget, at most a twelfth of the seeds over it, and every seed within it plus two round
 /// trips (a repair lost twice).
 fn assert_startup_over_seeds(rate: u64, rtt: u64, loss: f64, coalesce: Duration) {
-    let budget = Duration::from_secs(1) + Duration::from_millis(rtt) * 5;
+    let budget = startup_budget(rtt);
     let mut times: Vec<Duration> = (1..=24)
         .map(|seed| {
             let (losses, measure) = ((loss, 0.0), Delivered::InOrder);

@@ -2266,27 +2266,22 @@ mod tests {
             }
             (cc.phase, cc.repeat_retransmission(false))
         };
-        assert_eq!(
-            run(16, 9_500, 300, 5),
-            (Phase::Startup, true),
-            "alone, 300 ms"
-        );
-        assert_eq!(
-            run(16, 9_500, 300, 0),
-            (Phase::Startup, false),
-            "no random loss"
-        );
-        assert_eq!(
-            run(16, 5_000, 300, 5),
-            (Phase::Startup, false),
-            "half the link: another flow holds the rest"
-        );
-        assert_eq!(
-            run(6, 9_500, 100, 5),
-            (Phase::Startup, false),
-            "a 100 ms path"
-        );
-        assert_eq!(run(200, 9_500, 300, 5), (Phase::Cruise, false), "cruising");
+        for (steps, delivered, rtt_ms, lost, expected, case) in [
+            (16, 9_500, 300, 5, (Phase::Startup, true), "alone, 300 ms"),
+            (16, 9_500, 300, 0, (Phase::Startup, false), "no random loss"),
+            (
+                16,
+                5_000,
+                300,
+                5,
+                (Phase::Startup, false),
+                "half the link: another flow's",
+            ),
+            (6, 9_500, 100, 5, (Phase::Startup, false), "a 100 ms path"),
+            (200, 9_500, 300, 5, (Phase::Cruise, false), "cruising"),
+        ] {
+            assert_eq!(run(steps, delivered, rtt_ms, lost), expected, "{case}");
+        }
     }
 
     #[test]

@@ -2693,24 +2693,15 @@ mod tests {
             ..TestCc::default()
         };
         let (mut conn, now) = sixteen_sent_four_acknowledged(&recorder);
-        let mut buf = Vec::new();
-        let mut resend = |conn: &mut Connection, at: Instant, a, b| {
-            report_lost(conn, at, a, b);
-            let before = conn.stats().packets_retransmitted;
-            while conn.poll_transmit(at + SYN, &mut buf).is_some() {}
-            conn.stats().packets_retransmitted - before
-        };
         // The peer's RTT is 1 ms (the ACK), the sender's own 12 µs: a first report comes within
         // 1.5 ms of the packet, or its own report was lost.
         assert_eq!(resend(&mut conn, now, 6, 8), 3, "on time: one copy each");
         let late = now + Duration::from_micros(1600);
         assert_eq!(resend(&mut conn, late, 10, 11), 4, "late: two copies each");
         let (mut plain, now) = sixteen_sent_four_acknowledged(&TestCc::default());
-        let mut buf = Vec::new();
-        report_lost(&mut plain, now + Duration::from_micros(1600), 10, 11);
-        while plain.poll_transmit(now + SYN, &mut buf).is_some() {}
+        let late = now + Duration::from_micros(1600);
         assert_eq!(
-            plain.stats().packets_retransmitted,
+            resend(&mut plain, late, 10, 11),
             2,
             "one copy each where the controller does not ask"
         );
@@ -2738,9 +2729,7 @@ mod tests {
                 conn.poll_transmit(t, &mut buf);
             }
         }
-        report_lost(&mut conn, t, 1, 2);
-        while conn.poll_transmit(t + SYN, &mut buf).is_some() {}
-        assert_eq!(conn.stats().packets_retransmitted, 4, "two copies each");
+        assert_eq!(resend(&mut conn, t, 1, 2), 4, "two copies each");
     }
 
     #[test]
@@ -2749,12 +2738,9 @@ mod tests {
             repeat_first: true,
             ..TestCc::default()
         };
-        let (mut start, now) = sixteen_sent_four_acknowledged(&first);
-        let mut buf = Vec::new();
-        report_lost(&mut start, now, 6, 8);
-        while start.poll_transmit(now + SYN, &mut buf).is_some() {}
+        let (mut conn, now) = sixteen_sent_four_acknowledged(&first);
         assert_eq!(
-            start.stats().packets_retransmitted,
+            resend(&mut conn, now, 6, 8),
             6,
             "reported on time, two copies each"
         );
@@ -2857,6 +2843,16 @@ mod tests {
             at,
             Control::Nak(LossList::parse(&words[..len]).unwrap()),
         );
+    }
+
+    /// Reports packets `a..=b` lost at `at` and sends what that lets out by `at` + SYN:
+    /// returns how many packets were retransmitted.
+    fn resend(conn: &mut Connection, at: Instant, a: u32, b: u32) -> u64 {
+        report_lost(conn, at, a, b);
+        let before = conn.stats().packets_retransmitted;
+        let mut buf = Vec::new();
+        while conn.poll_transmit(at + SYN, &mut buf).is_some() {}
+        conn.stats().packets_retransmitted - before
     }
 
     fn feed(conn: &mut Connection, now: Instant, body: Control<'_>) {
