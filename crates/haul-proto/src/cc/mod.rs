@@ -15,6 +15,10 @@ pub use model::{ModelRate, ModelRateFactory, Policy};
 use std::fmt;
 use std::time::{Duration, Instant};
 
+/// The most copies of one retransmission a controller may ask for
+/// ([`CongestionControl::repair_copies`]).
+pub const MAX_REPAIR_COPIES: u8 = 3;
+
 /// What a controller is told when its connection starts sending.
 #[derive(Debug, Clone, Copy)]
 pub struct CcInit {
@@ -112,14 +116,15 @@ pub trait CongestionControl: Send + fmt::Debug {
     fn probe_train(&self) -> u64 {
         2
     }
-    /// Whether a retransmission should go out twice, the second copy right behind the first.
+    /// How many copies of a retransmission go out, back to back: 1 (the default) up to
+    /// [`MAX_REPAIR_COPIES`]; the connection holds the answer within that range.
     /// `again`: the packet has cost a round trip already (reported missing after its
     /// retransmission, or its first report was lost); otherwise this is its first repair.
-    /// Worth it only where losses are random, not congestion: there a second copy costs a
-    /// fraction of the retransmissions, while another lost copy holds the cumulative ACK —
-    /// and with it every byte behind the hole — for one more round trip and timeout.
-    fn repeat_retransmission(&self, _again: bool) -> bool {
-        false
+    /// Worth more than one only where losses are random, not congestion: there another copy
+    /// costs a fraction of the retransmissions, while another lost copy holds the cumulative
+    /// ACK — and with it every byte behind the hole — for one more round trip and timeout.
+    fn repair_copies(&self, _again: bool) -> u8 {
+        1
     }
 }
 

@@ -14,7 +14,9 @@ mod send_buf;
 pub use config::{ConnectionConfig, Dialect};
 
 use crate::arena::Arena;
-use crate::cc::{AckSample, CcInit, CongestionControl, LossSample, PathEstimate};
+use crate::cc::{
+    AckSample, CcInit, CongestionControl, LossSample, PathEstimate, MAX_REPAIR_COPIES,
+};
 use crate::ranges::RangeMap;
 use crate::secure::{self, Initiator, OpenError, PresharedKey, Protection, Responder};
 use crate::seq::{AckNo, MsgNo, SeqNo};
@@ -257,10 +259,10 @@ struct Missing {
 struct Outgoing {
     seq: u64,
     retransmit: bool,
-    /// A second copy follows right behind it (the controller asked for two copies of this
-    /// repair): it is queued once this one is sent, so that a batch this one does not fit
-    /// cannot drop it.
-    twice: bool,
+    /// Copies still to go, this one included (the controller asked for more than one of this
+    /// repair): the next is queued once this one is sent, so that a batch this one does not
+    /// fit cannot drop it.
+    copies: u8,
 }
 
 /// One connection of the `udt4` dialect.
@@ -1887,9 +1889,9 @@ impl Connection {
             };
             total += size;
             self.send.mark_sent(seq, now, retransmit);
-            if next.twice {
+            if next.copies > 1 {
                 self.deferred = Some(Outgoing {
-                    twice: false,
+                    copies: next.copies - 1,
                     ..next
                 });
             }
@@ -1959,20 +1961,20 @@ impl Connection {
             }
             // Reported missing again after a retransmission, or first reported late (the first
             // report was lost, and the peer's timer or overdue rule repeated it): the hole has
-            // cost a round trip already. The controller may ask for two copies, the second
-            // right behind the first, of such a repair or (in start-up on a long path) of any.
+            // cost a round trip already. The controller may ask for more copies, back to back,
+            // of such a repair or (in start-up on a long path) of any.
             let again = self.snd_late.remove(seq)
                 || packet
                     .last_sent
                     .is_some_and(|(_, retransmitted)| retransmitted);
-            let twice = self
+            let copies = self
                 .cc
                 .as_ref()
-                .is_some_and(|cc| cc.repeat_retransmission(again));
+                .map_or(1, |cc| cc.repair_copies(again).clamp(1, MAX_REPAIR_COPIES));
             return Some(Outgoing {
                 seq,
                 retransmit: true,
-                twice,
+                copies,
             });
         }
         if !self.has_data_to_send() {
@@ -1982,7 +1984,7 @@ impl Connection {
         Some(Outgoing {
             seq,
             retransmit: false,
-            twice: false,
+            copies: 1,
         })
     }
 
@@ -2557,8 +2559,9 @@ mod tests {
     /// records the `lost` count and the RTT sample of every loss report.
     #[derive(Debug, Default, Clone)]
     struct TestCc {
-        repeat: bool,
-        repeat_first: bool,
+        /// Copies asked for a repair lost again, and for a first repair (0 reads as 1).
+        copies_again: u8,
+        copies_first: u8,
         losses: Arc<std::sync::Mutex<Vec<u64>>>,
         samples: Arc<std::sync::Mutex<Vec<Option<Duration>>>>,
     }
@@ -2579,11 +2582,11 @@ mod tests {
         fn window(&self) -> u32 {
             10_000
         }
-        fn repeat_retransmission(&self, again: bool) -> bool {
+        fn repair_copies(&self, again: bool) -> u8 {
             if again {
-                self.repeat
+                self.copies_again
             } else {
-                self.repeat_first
+                self.copies_first
             }
         }
     }
@@ -2595,30 +2598,40 @@ mod tests {
     }
 
     #[test]
-    fn a_retransmission_lost_again_goes_twice_when_the_controller_asks() {
-        let (mut conn, now) = established_with(ConnectionConfig {
-            congestion: Arc::new(TestCc {
-                repeat: true,
-                ..TestCc::default()
-            }),
-            ..ConnectionConfig::default()
-        });
-        conn.write(&[1; 100]).unwrap();
-        let mut buf = Vec::new();
-        assert_eq!(conn.poll_transmit(now, &mut buf).unwrap().size, 116);
-        let seq = SeqNo::new(5).unwrap().start();
-        let mut later = now;
-        let mut lose_and_send = |conn: &mut Connection| {
-            conn.snd_loss.insert(seq, seq, ());
-            later += SYN;
-            buf.clear();
-            conn.poll_transmit(later, &mut buf).unwrap()
-        };
-        let first = lose_and_send(&mut conn);
-        assert_eq!((first.size, first.segment_size), (116, None), "one copy");
-        let again = lose_and_send(&mut conn);
-        assert_eq!((again.size, again.segment_size), (232, Some(116)), "two");
-        assert_eq!(conn.stats().packets_retransmitted, 3);
+    fn a_retransmission_lost_again_goes_as_often_as_the_controller_asks_within_the_limit() {
+        for (asked, copies) in [(2, 2), (3, 3), (200, MAX_REPAIR_COPIES)] {
+            let (mut conn, now) = established_with(ConnectionConfig {
+                congestion: Arc::new(TestCc {
+                    copies_again: asked,
+                    ..TestCc::default()
+                }),
+                ..ConnectionConfig::default()
+            });
+            conn.write(&[1; 100]).unwrap();
+            let mut buf = Vec::new();
+            assert_eq!(conn.poll_transmit(now, &mut buf).unwrap().size, 116);
+            let seq = SeqNo::new(5).unwrap().start();
+            let mut later = now;
+            let mut lose_and_send = |conn: &mut Connection| {
+                conn.snd_loss.insert(seq, seq, ());
+                later += SYN;
+                buf.clear();
+                conn.poll_transmit(later, &mut buf).unwrap()
+            };
+            let first = lose_and_send(&mut conn);
+            assert_eq!((first.size, first.segment_size), (116, None), "one copy");
+            let again = lose_and_send(&mut conn);
+            assert_eq!(
+                (again.size, again.segment_size),
+                (116 * usize::from(copies), Some(116)),
+                "asked for {asked}"
+            );
+            assert_eq!(
+                conn.stats().packets_retransmitted,
+                1 + u64::from(copies),
+                "asked for {asked}"
+            );
+        }
     }
 
     /// A connection with a loss-recording controller that sent 16 packets (from sequence number
@@ -2689,7 +2702,7 @@ mod tests {
     #[test]
     fn a_first_report_that_comes_late_goes_twice_when_the_controller_asks() {
         let recorder = TestCc {
-            repeat: true,
+            copies_again: 2,
             ..TestCc::default()
         };
         let (mut conn, now) = sixteen_sent_four_acknowledged(&recorder);
@@ -2713,7 +2726,7 @@ mod tests {
         // 1's repair fill a batch of its size; packet 2's first copy ends that batch (a longer
         // segment), and must not take the place of its second.
         let first = TestCc {
-            repeat_first: true,
+            copies_first: 2,
             ..TestCc::default()
         };
         let (mut conn, now) = established_with(ConnectionConfig {
@@ -2735,7 +2748,7 @@ mod tests {
     #[test]
     fn a_first_repair_goes_twice_when_the_controller_asks() {
         let first = TestCc {
-            repeat_first: true,
+            copies_first: 2,
             ..TestCc::default()
         };
         let (mut conn, now) = sixteen_sent_four_acknowledged(&first);
