@@ -319,7 +319,7 @@ fn startup_cells() -> Vec<(u64, u64, f64)> {
 /// 1 Gbit/s, 600 ms, 5 % (`assert_startup_over_seeds`).
 fn assert_startup_in_budget(rate: u64, rtt: u64, loss: f64, coalesce: Duration) {
     if (rate, rtt, loss) == (1_000_000_000, 600, 0.05) {
-        return assert_startup_over_seeds(rate, rtt, loss, coalesce);
+        return assert_startup_over_seeds(rate, rtt, (loss, 0.0), coalesce, 12);
     }
     let budget = startup_budget(rtt);
     let (losses, measure) = ((loss, 0.0), Delivered::InOrder);
@@ -343,13 +343,20 @@ fn assert_startup_in_budget(rate: u64, rtt: u64, loss: f64, coalesce: Duration) 
 /// paths, session 50) and 1 % (first repairs repeated at the end of a first start-up, session
 /// 51) were over 4.0 s; seeds 1–24 read 1, 4, 2 and 1 over (behind coalesced arrivals, session
 /// 50's build 3, session 51's 1). The guard asks what holds of the distribution: a median within
-/// budget, at most a twelfth of the seeds over it, and every seed within it plus two round
-/// trips (a repair lost twice).
-fn assert_startup_over_seeds(rate: u64, rtt: u64, loss: f64, coalesce: Duration) {
+/// budget, at most `1 / over_share` of the seeds over it, and every seed within it plus two
+/// round trips (a repair lost twice).
+fn assert_startup_over_seeds(
+    rate: u64,
+    rtt: u64,
+    losses: (f64, f64),
+    coalesce: Duration,
+    over_share: usize,
+) {
     let budget = startup_budget(rtt);
+    let loss = losses.0;
     let mut times: Vec<Duration> = (1..=24)
         .map(|seed| {
-            let (losses, measure) = ((loss, 0.0), Delivered::InOrder);
+            let measure = Delivered::InOrder;
             startup_time_with(seed, rate, rtt, losses, budget * 2, measure, coalesce)
                 .unwrap_or(budget * 2)
         })
@@ -357,17 +364,27 @@ fn assert_startup_over_seeds(rate: u64, rtt: u64, loss: f64, coalesce: Duration)
     times.sort();
     let mbit = rate / 1_000_000;
     eprintln!(
-        "{mbit} Mbit/s rtt {rtt} ms loss {:.0}% arrivals every {coalesce:?}, seeds 1-24 sorted: {times:.2?} (budget {budget:.2?})",
-        loss * 100.0
+        "{mbit} Mbit/s rtt {rtt} ms loss {losses:?} arrivals every {coalesce:?}, seeds 1-24 sorted: {times:.2?} (budget {budget:.2?})",
     );
     let over = times.iter().filter(|&&t| t > budget).count();
     let (median, last) = (times[times.len() / 2], times[times.len() - 1]);
     assert!(
         median <= budget
-            && over <= times.len() / 12
+            && over <= times.len() / over_share
             && last <= budget + Duration::from_millis(rtt) * 2,
         "{mbit} Mbit/s, {rtt} ms, {loss} loss, arrivals every {coalesce:?}: seeds 1-24 took {times:.2?}, {over} over {budget:?}"
     );
+}
+
+/// In order at 1 Gbit/s, 600 ms, 10 % loss both ways, where the reports and re-reports are lost
+/// too: 5 000 holes a round trip, and a seed is over budget when one that holds delivery fails
+/// twice. Seeds 1–24: session 51's build 13 over (median 4.15 s), a third copy of repairs lost
+/// again 10 (3.90 s), with re-reports three times and the round after the drain 4 (3.68 s, the
+/// slowest 4.29). The guard: a median within budget, at most a quarter of the seeds over it,
+/// every seed within it plus two round trips.
+#[test]
+fn startup_in_order_with_loss_both_ways_on_a_long_lossy_gigabit_path() {
+    assert_startup_over_seeds(1_000_000_000, 600, (0.1, 0.1), Duration::ZERO, 4);
 }
 
 /// Random loss must not collapse the rate: at 100 Mbit/s, at every RTT of issue 6's grid and up
