@@ -341,7 +341,7 @@ pub struct Connection {
     peer_shutdown_deadline: Option<Instant>,
     write_blocked: bool,
     /// The packet to send next, ahead of the loss list: one picked for a batch it did not fit
-    /// (larger than the batch's segment size), or the second copy of a repair.
+    /// (larger than the batch's segment size), or the next copy of a repair.
     deferred: Option<Outgoing>,
 
     // Receiving side.
@@ -1581,13 +1581,14 @@ impl Connection {
         match previous {
             // The new gap first: a UDT4 sender reads a report's first range as where the loss
             // is (a new congestion period or not).
-            Some((a, b, _)) => self.send_nak(&[(first, last), (a, b)]),
-            None => self.send_nak(&[(first, last)]),
+            Some((a, b, _)) => self.send_nak(&[(first, last), (a, b)], 1),
+            None => self.send_nak(&[(first, last)], 1),
         }
     }
 
-    /// Sends NAKs for the given inclusive extended ranges, split to fit packets.
-    fn send_nak(&mut self, ranges: &[(u64, u64)]) {
+    /// Sends NAKs for the given inclusive extended ranges, split to fit packets, each packet
+    /// `copies` times back to back.
+    fn send_nak(&mut self, ranges: &[(u64, u64)], copies: usize) {
         let mut body = std::mem::take(&mut self.scratch);
         body.clear();
         body.resize(self.payload.max(8), 0);
@@ -1598,26 +1599,28 @@ impl Connection {
                 end: SeqNo::from_extended(end),
             };
             if len + LossList::range_len(range) > body.len() {
-                self.queue_nak_body(&body[..len]);
+                self.queue_nak_body(&body[..len], copies);
                 len = 0;
             }
             len = LossList::write_range(range, &mut body, len).unwrap_or(len);
         }
         if len > 0 {
-            self.queue_nak_body(&body[..len]);
+            self.queue_nak_body(&body[..len], copies);
         }
         self.scratch = body;
     }
 
-    fn queue_nak_body(&mut self, words: &[u8]) {
+    fn queue_nak_body(&mut self, words: &[u8], copies: usize) {
         if let Ok(list) = LossList::parse(words) {
             let packet = ControlPacket::new(self.peer_id, Control::Nak(list));
-            Self::push_control(&mut self.ctrl_buf, &mut self.ctrl_lens, &packet);
-            self.stats.naks_sent += 1;
+            for _ in 0..copies {
+                Self::push_control(&mut self.ctrl_buf, &mut self.ctrl_lens, &packet);
+                self.stats.naks_sent += 1;
+            }
         }
     }
 
-    /// Re-reports, in two copies, missing packets whose last report is older than an RTO, or
+    /// Re-reports, in [`RENAK_COPIES`] copies, missing packets whose last report is older than an RTO, or
     /// whose repair is overdue (see [`Self::overdue_before`]) and whose last report is older than
     /// the smoothed RTT: a haul sender ignores a repeat of what it resent less than the smaller
     /// of its RTT and ours ago (`insert_lost`), and the overdue reading comes early where the
@@ -1642,9 +1645,7 @@ impl Connection {
             }
         }
         if !due.is_empty() {
-            for _ in 0..RENAK_COPIES {
-                self.send_nak(&due);
-            }
+            self.send_nak(&due, RENAK_COPIES);
         }
         self.renak_due = due;
     }
@@ -2600,6 +2601,18 @@ mod tests {
         }
     }
 
+    impl TestCc {
+        /// A controller that asks for `first` copies of a first repair and `again` of one lost
+        /// again.
+        fn asking(first: u8, again: u8) -> Self {
+            TestCc {
+                copies_first: first,
+                copies_again: again,
+                ..TestCc::default()
+            }
+        }
+    }
+
     impl CongestionControlFactory for TestCc {
         fn build(&self, _: &CcInit) -> Box<dyn CongestionControl> {
             Box::new(self.clone())
@@ -2610,10 +2623,7 @@ mod tests {
     fn a_retransmission_lost_again_goes_as_often_as_the_controller_asks_within_the_limit() {
         for (asked, copies) in [(2, 2), (3, 3), (200, MAX_REPAIR_COPIES)] {
             let (mut conn, now) = established_with(ConnectionConfig {
-                congestion: Arc::new(TestCc {
-                    copies_again: asked,
-                    ..TestCc::default()
-                }),
+                congestion: Arc::new(TestCc::asking(0, asked)),
                 ..ConnectionConfig::default()
             });
             conn.write(&[1; 100]).unwrap();
@@ -2710,10 +2720,7 @@ mod tests {
 
     #[test]
     fn a_first_report_that_comes_late_goes_twice_when_the_controller_asks() {
-        let recorder = TestCc {
-            copies_again: 2,
-            ..TestCc::default()
-        };
+        let recorder = TestCc::asking(0, 2);
         let (mut conn, now) = sixteen_sent_four_acknowledged(&recorder);
         // The peer's RTT is 1 ms (the ACK), the sender's own 12 µs: a first report comes within
         // 1.5 ms of the packet, or its own report was lost.
@@ -2734,10 +2741,7 @@ mod tests {
         // Packet 1 is short (the end of a write), packets 2 and 3 full. Both copies of packet
         // 1's repair fill a batch of its size; packet 2's first copy ends that batch (a longer
         // segment), and must not take the place of its second.
-        let first = TestCc {
-            copies_first: 2,
-            ..TestCc::default()
-        };
+        let first = TestCc::asking(2, 0);
         let (mut conn, now) = established_with(ConnectionConfig {
             congestion: Arc::new(first),
             ..ConnectionConfig::default()
@@ -2756,10 +2760,7 @@ mod tests {
 
     #[test]
     fn a_first_repair_goes_twice_when_the_controller_asks() {
-        let first = TestCc {
-            copies_first: 2,
-            ..TestCc::default()
-        };
+        let first = TestCc::asking(2, 0);
         let (mut conn, now) = sixteen_sent_four_acknowledged(&first);
         assert_eq!(
             resend(&mut conn, now, 6, 8),
