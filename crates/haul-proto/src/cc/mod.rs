@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 /// The most copies of one retransmission a controller may ask for
 /// ([`CongestionControl::repair_copies`]).
-pub const MAX_REPAIR_COPIES: u8 = 3;
+pub const MAX_REPAIR_COPIES: u8 = 4;
 
 /// What a controller is told when its connection starts sending.
 #[derive(Debug, Clone, Copy)]

@@ -2621,7 +2621,7 @@ mod tests {
 
     #[test]
     fn a_retransmission_lost_again_goes_as_often_as_the_controller_asks_within_the_limit() {
-        for (asked, copies) in [(2, 2), (3, 3), (200, MAX_REPAIR_COPIES)] {
+        for (asked, copies) in [(2, 2), (4, 4), (200, MAX_REPAIR_COPIES)] {
             let (mut conn, now) = established_with(ConnectionConfig {
                 congestion: Arc::new(TestCc::asking(0, asked)),
                 ..ConnectionConfig::default()
