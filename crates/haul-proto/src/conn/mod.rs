@@ -326,9 +326,6 @@ pub struct Connection {
     rto: RtoEstimator,
     /// The newest of those samples, handed to the controller with the next full ACK.
     latest_rtt_sample: Option<Duration>,
-    /// The newest round trip measured, by an ACK (as above) or by a first loss report (the
-    /// time since the packet after the gap left).
-    last_round_trip: Option<Duration>,
     /// What the last full ACK acknowledged. Light ACKs release the send buffer too, but only full
     /// ACKs carry RTT and rates, so the controller counts progress from one full ACK to the next
     /// (and a close waits for one: see [`Connection::is_flushed`]).
@@ -439,7 +436,6 @@ impl Connection {
             last_progress: now,
             rto: RtoEstimator::default(),
             latest_rtt_sample: None,
-            last_round_trip: None,
             full_ack_point: local_isn.start(),
             acked_once: false,
             early_data: Vec::new(),
@@ -1245,7 +1241,6 @@ impl Connection {
                 let sample = now.saturating_duration_since(sent);
                 self.rto.update(sample);
                 self.latest_rtt_sample = Some(sample);
-                self.last_round_trip = Some(sample);
             }
         }
         let released = self.send.ack(ext);
@@ -1401,9 +1396,6 @@ impl Connection {
             }
         }
         self.stats.packets_reported_lost += count;
-        if rtt_sample.is_some() {
-            self.last_round_trip = rtt_sample;
-        }
         tracing::trace!(id = self.local_id, count, "NAK");
         self.last_progress = now;
         self.exp_count = 1;
@@ -1429,24 +1421,17 @@ impl Connection {
     /// gap and on a timer) cannot know of them. Marks packets whose first report came late (see
     /// [`LATE_REPORT`]). Returns how many it added.
     fn insert_lost(&mut self, now: Instant, start: u64, end: u64) -> u64 {
-        // The RTT is the smallest of the sender's smoothed one, the peer's (`self.rtt`: what
+        // The RTT is the smaller of the sender's smoothed one and the peer's (`self.rtt`: what
         // the peer's ACKs report, or on a connection that also receives, our own ACK–ACK2
-        // samples) and the last round trip measured. A haul peer's timer repeats a hole its
-        // RTT + 4·RTTVar + 10 ms after reporting it, and reports an RTT no larger than that; a
-        // sender whose own was longer (its samples wait on the ACK timer, or one early sample
-        // stood for seconds of lossy start-up: every ACK waits behind a hole) ignored the
-        // repeat, and the hole waited a timeout more. Under heavy loss the sender may have no
-        // sample of its own at all; the peer's estimate stands in. Both smoothed RTTs remember
-        // a queue that has drained (start-up's, for rounds after): the peer's overdue rule
-        // repeats a hole once data sent after its repair arrived, and a sender that read the
-        // peer's 690 ms where a round trip took 620 ignored it for a round trip (1 Gbit/s,
-        // 600 ms, 10 % both ways: seed 56 of start-up in order 4.59 → 3.78 s).
+        // samples). A haul peer's timer repeats a hole its RTT + 4·RTTVar + 10 ms after
+        // reporting it, and reports an RTT no larger than that; a sender whose own was longer
+        // (its samples wait on the ACK timer, or one early sample stood for seconds of lossy
+        // start-up: every ACK waits behind a hole) ignored the repeat, and the hole waited a
+        // timeout more. Under heavy loss the sender may have no sample of its own at all; the
+        // peer's estimate stands in.
         let peer = self.rtt.rtt();
         let own = self.rto.rtt();
-        let in_flight = [own, self.last_round_trip]
-            .into_iter()
-            .flatten()
-            .fold(peer, Duration::min);
+        let in_flight = own.map_or(peer, |own| own.min(peer));
         // A packet never resent and sent longer ago than a first report takes, by the longer of
         // the two RTTs once the sender has measured its own (the peer's may be its start value),
         // had its first report lost.
@@ -1635,12 +1620,11 @@ impl Connection {
         }
     }
 
-    /// Re-reports, in [`RENAK_COPIES`] copies, missing packets whose last report is older than an
-    /// RTO, or whose repair is overdue (see [`Self::overdue_before`]) and whose last report is
-    /// older than the smoothed RTT: a haul sender ignores a repeat of what it resent less than
-    /// the smallest of its RTT, ours and its last round trip ago (`insert_lost`), and the
-    /// overdue reading comes early where the clocks drift apart (a sender's clock that runs fast
-    /// reads a standing queue as none).
+    /// Re-reports, in [`RENAK_COPIES`] copies, missing packets whose last report is older than an RTO, or
+    /// whose repair is overdue (see [`Self::overdue_before`]) and whose last report is older than
+    /// the smoothed RTT: a haul sender ignores a repeat of what it resent less than the smaller
+    /// of its RTT and ours ago (`insert_lost`), and the overdue reading comes early where the
+    /// clocks drift apart (a sender's clock that runs fast reads a standing queue as none).
     fn renak(&mut self, now: Instant) {
         let interval = self.rtt.rto() + SYN;
         let (overdue_before, rtt) = (self.overdue_before(), self.rtt.rtt());
@@ -2845,54 +2829,6 @@ mod tests {
         assert_eq!(resent_after_report(resent), 1);
         assert_eq!(resent_after_report(resent + Duration::from_millis(200)), 1);
         assert_eq!(resent_after_report(resent + Duration::from_millis(310)), 2);
-    }
-
-    #[test]
-    fn a_repeat_after_the_last_round_trip_measured_is_acted_on_though_the_smoothed_rtts_are_longer()
-    {
-        let (mut conn, now) = established_with(ConnectionConfig {
-            congestion: Arc::new(TestCc::default()),
-            ..ConnectionConfig::default()
-        });
-        conn.write(&[0u8; 16 * 1456]).unwrap();
-        let mut buf = Vec::new();
-        let mut t = now;
-        while conn.stats().packets_sent < 16 {
-            t += Duration::from_micros(1);
-            conn.poll_transmit(t, &mut buf);
-        }
-        // The peer's estimate is 300 ms (a queue it remembers); the sender has no sample of its
-        // own (the ACK acknowledges nothing).
-        let ack = FullAck {
-            ack_no: AckNo::FIRST,
-            next_seq: SeqNo::new(5).unwrap(),
-            rtt_us: 300_000,
-            rtt_var_us: 1000,
-            avail_buf: 1000,
-            rates: Some(RateReport {
-                recv_rate: 1000,
-                capacity: 1000,
-            }),
-        };
-        feed(&mut conn, now, Control::Ack(ack));
-        let mut resent_after_report = |at: Instant| {
-            report_lost(&mut conn, at, 0, 0);
-            while conn.poll_transmit(at, &mut buf).is_some() {}
-            conn.stats().packets_retransmitted
-        };
-        // The first report of packet 0 comes 200 ms after packet 1 left: a round trip of 200 ms.
-        let resent = now + Duration::from_millis(200);
-        assert_eq!(resent_after_report(resent), 1);
-        assert_eq!(
-            resent_after_report(resent + Duration::from_millis(100)),
-            1,
-            "a repeat within the last round trip: the repair may be on its way"
-        );
-        assert_eq!(
-            resent_after_report(resent + Duration::from_millis(210)),
-            2,
-            "after it, though before the peer's 300 ms: the repair was lost"
-        );
     }
 
     #[test]
