@@ -338,8 +338,8 @@ fn assert_startup_in_budget(rate: u64, rtt: u64, loss: f64, coalesce: Duration) 
 
 /// Start-up in order over seeds 1–24 on a cell where one seed's time is a matter of luck. At
 /// 1 Gbit/s, 600 ms, 5 % in-order delivery waits whenever a repair is lost too (a round trip
-/// there holds 2 500 holes), for a round trip of 0.6 s and a re-report more. Over seeds 1–200, with loss one way, 17 % (session 48's build),
-/// 18 % (overdue repairs re-reported, session 49), 11 % (repairs lost again repeated on long
+/// there holds 2 500 holes), for a round trip of 0.6 s and a re-report more. Over seeds 1–200,
+/// with loss one way, 17 % (session 48's build), 18 % (overdue repairs re-reported, session 49), 11 % (repairs lost again repeated on long
 /// paths, session 50) and 1 % (first repairs repeated at the end of a first start-up, session
 /// 51) were over 4.0 s; seeds 1–24 read 1, 4, 2 and 1 over (behind coalesced arrivals, session
 /// 50's build 3, session 51's 1). The guard asks what holds of the distribution: a median within
@@ -379,11 +379,11 @@ fn assert_startup_over_seeds(
 /// too: 5 000 holes a round trip, and a seed is over budget when one that holds delivery fails
 /// twice. Seeds 1–24: session 51's build 13 over (median 4.15 s), a third copy of repairs lost
 /// again 10 (3.90 s), with re-reports three times and the round after the drain 4 (3.68 s, the
-/// slowest 4.29). The guard: a median within budget, at most a quarter of the seeds over it,
-/// every seed within it plus two round trips.
+/// slowest 4.29), a fourth copy 2 (3.54 s, the slowest 4.14). The guard: a median within
+/// budget, at most a sixth of the seeds over it, every seed within it plus two round trips.
 #[test]
 fn startup_in_order_with_loss_both_ways_on_a_long_lossy_gigabit_path() {
-    assert_startup_over_seeds(1_000_000_000, 600, (0.1, 0.1), Duration::ZERO, 4);
+    assert_startup_over_seeds(1_000_000_000, 600, (0.1, 0.1), Duration::ZERO, 6);
 }
 
 /// Random loss must not collapse the rate: at 100 Mbit/s, at every RTT of issue 6's grid and up

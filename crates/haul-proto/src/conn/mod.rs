@@ -1620,11 +1620,12 @@ impl Connection {
         }
     }
 
-    /// Re-reports, in [`RENAK_COPIES`] copies, missing packets whose last report is older than an RTO, or
-    /// whose repair is overdue (see [`Self::overdue_before`]) and whose last report is older than
-    /// the smoothed RTT: a haul sender ignores a repeat of what it resent less than the smaller
-    /// of its RTT and ours ago (`insert_lost`), and the overdue reading comes early where the
-    /// clocks drift apart (a sender's clock that runs fast reads a standing queue as none).
+    /// Re-reports, in [`RENAK_COPIES`] copies, missing packets whose last report is older than an
+    /// RTO, or whose repair is overdue (see [`Self::overdue_before`]) and whose last report is
+    /// older than the smoothed RTT: a haul sender ignores a repeat of what it resent less than
+    /// the smaller of its RTT and ours ago (`insert_lost`), and the overdue reading comes early
+    /// where the clocks drift apart (a sender's clock that runs fast reads a standing queue as
+    /// none).
     fn renak(&mut self, now: Instant) {
         let interval = self.rtt.rto() + SYN;
         let (overdue_before, rtt) = (self.overdue_before(), self.rtt.rtt());
