@@ -179,10 +179,14 @@ fn quick_compare_writes_csv_json_table_and_plots() {
         if fields[0] == "haul" {
             // The receiver's 0.1 s intervals time start-up; 100 Mbit/s at 10 and 50 ms is
             // reached well within a 2 s transfer.
-            let at: f64 = fields[startup].parse().unwrap();
+            let at: f64 = fields[startup]
+                .parse()
+                .unwrap_or_else(|_| panic!("start-up never reached: {row}"));
             assert!(at > 0.0 && at < 2.0, "start-up: {row}");
             // The same on what arrived, read or not.
-            let on_link: f64 = fields[link_startup].parse().unwrap();
+            let on_link: f64 = fields[link_startup]
+                .parse()
+                .unwrap_or_else(|_| panic!("start-up on the link never reached: {row}"));
             assert!(
                 on_link > 0.0 && on_link < 2.0,
                 "start-up on the link: {row}"
