@@ -66,8 +66,9 @@ const REPEATED_GAPS: usize = 1;
 /// over budget with three). On shorter paths the round trip lost costs less, and the extra
 /// range moved runs beside the model of CUBIC (100 ms, seed 2: 29.6 → 24.3 Mbit/s).
 const LONG_PATH_REPEATED_GAPS: usize = 2;
-/// The least RTT from which a path counts as long for [`LONG_PATH_REPEATED_GAPS`]: the
-/// controller's first start-up also sends extra copies of repairs from there.
+/// The least RTT from which a path counts as long for [`LONG_PATH_REPEATED_GAPS`]: the default
+/// controller's first start-up also sends extra copies of repairs from there
+/// (`REPEAT_FIRST_FROM_RTT`).
 const LONG_PATH_RTT: Duration = Duration::from_millis(200);
 /// A packet's first loss report comes about a round trip after it was sent (out, and the report
 /// back); one that comes more than this many round trips after is a repeat of a report that
