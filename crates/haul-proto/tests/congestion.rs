@@ -337,14 +337,14 @@ fn assert_startup_in_budget(rate: u64, rtt: u64, loss: f64, coalesce: Duration) 
 }
 
 /// Start-up in order over seeds 1–24 on a cell where one seed's time is a matter of luck. At
-/// 1 Gbit/s, 600 ms, 5 % in-order delivery waits whenever a repair is lost too (a round trip
-/// there holds 2 500 holes), for a round trip of 0.6 s and a re-report more. Over seeds 1–200,
-/// with loss one way, 17 % (session 48's build), 18 % (overdue repairs re-reported, session 49), 11 % (repairs lost again repeated on long
-/// paths, session 50) and 1 % (first repairs repeated at the end of a first start-up, session
-/// 51) were over 4.0 s; seeds 1–24 read 1, 4, 2 and 1 over (behind coalesced arrivals, session
-/// 50's build 3, session 51's 1). The guard asks what holds of the distribution: a median within
-/// budget, at most one seed in `over_one_in` over it, and every seed within it plus two round
-/// trips (a repair lost twice). `losses`: forward and back.
+/// 1 Gbit/s, 600 ms, 5 % in-order delivery waits whenever a repair is lost too (a round trip there
+/// holds 2 500 holes), for a round trip of 0.6 s and a re-report more. Over seeds 1–200, with loss
+/// one way, 17 % (session 48's build), 18 % (overdue repairs re-reported, session 49), 11 %
+/// (repairs lost again repeated on long paths, session 50) and 1 % (first repairs repeated at the
+/// end of a first start-up, session 51) were over 4.0 s; seeds 1–24 read 1, 4, 2 and 1 over (behind
+/// coalesced arrivals, session 50's build 3, session 51's 1). The guard asks what holds of the
+/// distribution: a median within budget, at most one seed in `over_one_in` over it, and every seed
+/// within it plus two round trips (a repair lost twice). `losses`: forward and back.
 fn assert_startup_over_seeds(
     rate: u64,
     rtt: u64,

@@ -464,7 +464,7 @@ impl Connection {
             rcv_loss: RangeMap::new(),
             send_clock: SendClock::new(now),
             rcv_min_rtt: None,
-            last_gaps: VecDeque::with_capacity(LONG_PATH_REPEATED_GAPS + 1),
+            last_gaps: VecDeque::with_capacity(LONG_PATH_REPEATED_GAPS),
             rcv_last_ack: peer_isn.start(),
             rcv_last_ack2: peer_isn.start(),
             last_full_ack: now,
