@@ -1501,9 +1501,10 @@ impl ModelRate {
             // and its drain end all the same: held at the probe's gain, a writer a little slower
             // than it sent what it had a quarter over the estimate round after round, and the
             // queue that built was not drained (the lab, 1 Gbit/s, 600 ms, 10 %: five rounds
-            // at 1.25, the RTT 600 → 766 ms).
+            // at 1.25, the RTT 600 → 766 ms). As with data, the cycle waits while a queue is
+            // drained.
             Phase::Cruise if app_limited => {
-                if self.cycle < FIRST_HOLD {
+                if self.cycle < FIRST_HOLD && !self.draining_queue {
                     self.cycle += 1;
                 }
             }
