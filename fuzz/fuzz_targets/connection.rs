@@ -14,7 +14,16 @@ use std::time::{Duration, Instant};
 fn established(config: ConnectionConfig, now: Instant, client: SocketAddr) -> (Endpoint, Connection) {
     let server: SocketAddr = "127.0.0.1:9000".parse().unwrap();
     let endpoint = |listen, seed| {
-        Endpoint::new(EndpointConfig { connection: config.clone(), listen, seed, accept_keys: Vec::new() }, now)
+        Endpoint::new(
+            EndpointConfig {
+                connection: config.clone(),
+                listen,
+                seed,
+                accept_keys: Vec::new(),
+                wall_clock: Some(Duration::from_secs(1_800_000_000)),
+            },
+            now,
+        )
     };
     let mut listener = endpoint(true, 1);
     let (_, mut conn) = endpoint(false, 2).connect(now, server);

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, TryLockError};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use thiserror::Error;
 
 /// How long the I/O thread waits for a reader that holds the socket's receiving state but has
@@ -284,6 +284,7 @@ impl Endpoint {
                 listen: config.listen,
                 seed: u64::from_le_bytes(seed),
                 accept_keys: config.accept_keys.clone(),
+                wall_clock: Some(wall_clock()),
             },
             Instant::now(),
         );
@@ -351,7 +352,10 @@ impl Endpoint {
     ) -> Result<Stream, NetError> {
         let id = {
             let mut inner = self.shared.lock();
-            let (id, conn) = start(&mut inner.endpoint, Instant::now(), peer);
+            let now = Instant::now();
+            // The request's key exchange carries the wall clock: read it afresh.
+            inner.endpoint.set_wall_clock(now, wall_clock());
+            let (id, conn) = start(&mut inner.endpoint, now, peer);
             inner.conns.insert(id, conn);
             id
         };
@@ -386,6 +390,8 @@ impl Endpoint {
         }
         loop {
             if let Some(id) = inner.accept_queue.pop_front() {
+                // Requests are checked against the wall clock: keep it from drifting.
+                inner.endpoint.set_wall_clock(Instant::now(), wall_clock());
                 let conn = &inner.conns[&id];
                 let (peer, key) = (conn.peer_addr(), conn.peer_key().cloned());
                 drop(inner);
@@ -442,4 +448,11 @@ fn io_loop(shared: Arc<Shared>) {
             IoTurn::LeaveFor(lease) => poll(None, &shared.waker, end.timeout.min(lease)),
         }
     }
+}
+
+/// The time since the Unix epoch (zero if the system clock is set before it).
+fn wall_clock() -> Duration {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
 }

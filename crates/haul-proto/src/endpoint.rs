@@ -2,9 +2,13 @@
 //!
 //! A listener keeps **no state** for a client until the client echoes a valid SYN cookie: the
 //! cookie is a keyed hash of the client's address and the current minute, so a flood of requests
-//! costs one reply each and nothing more.
+//! costs one reply each and nothing more. In the `haul` dialect a client may skip the cookie's
+//! round trip: its request carries a key-exchange message that only a holder of the key can
+//! write, stamped with the client's clock, and the listener accepts it if it is fresh and new
+//! ([`crate::freshness`]); otherwise it answers with a cookie as before.
 
 use crate::conn::{Connection, ConnectionConfig, Dialect, Transmit};
+use crate::freshness::Freshness;
 use crate::secure::{self, HandshakeError, PresharedKey, Responder};
 use crate::seq::SeqNo;
 use crate::wire::{self, Control, ControlPacket, Handshake, Packet, RequestType};
@@ -13,7 +17,7 @@ use rand::{Rng, SeedableRng};
 use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Identifies a connection of an endpoint: its local socket id.
 pub type ConnectionHandle = u32;
@@ -35,6 +39,21 @@ pub struct EndpointConfig {
     /// accepted connection tells which one it proved ([`Connection::peer_key`]), so a server
     /// can give each client its own key and its own rights.
     pub accept_keys: Vec<PresharedKey>,
+    /// The time since the Unix epoch at the `now` given to [`Endpoint::new`]
+    /// (`SystemTime::now()` for a real endpoint). With it, `haul`-dialect clients send their key
+    /// exchange with the request and connect in one round trip, and listeners accept such
+    /// requests when their clocks agree within a minute; without it, every connection takes the
+    /// cookie's extra round trip.
+    pub wall_clock: Option<Duration>,
+}
+
+/// What shows that a request may be accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Proof {
+    /// It echoed the cookie we sent to its address.
+    Cookie,
+    /// Its key exchange is stamped with a clock close to ours and was not seen before.
+    Freshness,
 }
 
 /// What to do with a datagram the endpoint looked at.
@@ -57,12 +76,17 @@ pub struct EndpointStats {
     pub cookies_sent: u64,
     /// Requests whose echoed cookie was wrong or stale.
     pub cookies_rejected: u64,
+    /// `haul` dialect: requests whose key exchange was valid but not fresh (the clocks more than
+    /// a minute apart, or a copy of one already accepted), answered with a cookie instead.
+    pub stale_key_exchanges: u64,
     /// Requests rejected for a version (dialect) or socket-type mismatch.
     pub rejected: u64,
     /// `haul` dialect: requests whose key exchange failed (wrong key, altered message).
     pub auth_failed: u64,
     /// Connections accepted.
     pub accepted: u64,
+    /// Of those, accepted from a request that skipped the cookie (one round trip).
+    pub accepted_without_cookie: u64,
 }
 
 /// The routing table and listener of one UDP socket.
@@ -72,6 +96,8 @@ pub struct Endpoint {
     epoch: Instant,
     rng: SmallRng,
     cookie_key: [u8; 32],
+    /// The wall clock and the key exchanges accepted without a cookie, if the clock is known.
+    freshness: Option<Freshness>,
     next_id: u32,
     /// local id → peer address. Looked up for every packet; the keys are ids this endpoint
     /// chose, so a fast non-keyed hash is safe.
@@ -90,11 +116,13 @@ impl Endpoint {
         let mut cookie_key = [0u8; 32];
         rng.fill(&mut cookie_key);
         let next_id = rng.gen_range(1..MAX_SOCKET_ID);
+        let freshness = config.wall_clock.map(|unix| Freshness::new(now, unix));
         Self {
             config,
             epoch: now,
             rng,
             cookie_key,
+            freshness,
             next_id,
             routes: FxHashMap::default(),
             accepted: HashMap::new(),
@@ -106,6 +134,15 @@ impl Endpoint {
     /// Whether incoming connections are accepted.
     pub fn set_listening(&mut self, listen: bool) {
         self.config.listen = listen;
+    }
+
+    /// Sets the wall clock: the time since the Unix epoch at `now`. A long-lived endpoint calls
+    /// it now and then, as its monotonic clock and the wall clock drift apart.
+    pub fn set_wall_clock(&mut self, now: Instant, since_epoch: Duration) {
+        match &mut self.freshness {
+            Some(freshness) => freshness.set_clock(now, since_epoch),
+            None => self.freshness = Some(Freshness::new(now, since_epoch)),
+        }
     }
 
     /// Counters.
@@ -171,7 +208,11 @@ impl Endpoint {
     ) -> (ConnectionHandle, Connection) {
         let id = self.allocate_id();
         self.routes.insert(id, peer);
-        (id, Connection::connect(now, id, peer, isn, config))
+        let mut conn = Connection::connect(now, id, peer, isn, config);
+        if let Some(freshness) = &self.freshness {
+            conn.send_key_exchange_with_request(freshness.unix_ms(now));
+        }
+        (id, conn)
     }
 
     /// Starts a rendezvous connection with a peer doing the same.
@@ -237,20 +278,31 @@ impl Endpoint {
             return None;
         }
         match handshake.req_type {
-            RequestType::Request => {
-                let reply = Handshake {
-                    cookie: self.cookie(from, self.minute(now)),
-                    ..handshake
-                };
-                self.stats.cookies_sent += 1;
-                Some(self.reply(from, handshake.socket_id, reply, buf))
+            RequestType::Request if !key_message.is_empty() && self.freshness.is_some() => {
+                self.admit(now, from, &handshake, key_message, Proof::Freshness, buf)
             }
+            RequestType::Request => Some(self.cookie_reply(now, from, &handshake, buf)),
             RequestType::Response => self.on_cookie_echo(now, from, &handshake, key_message, buf),
             _ => {
                 self.stats.unroutable += 1;
                 None
             }
         }
+    }
+
+    fn cookie_reply(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        request: &Handshake,
+        buf: &mut Vec<u8>,
+    ) -> DatagramEvent {
+        let reply = Handshake {
+            cookie: self.cookie(from, self.minute(now)),
+            ..*request
+        };
+        self.stats.cookies_sent += 1;
+        self.reply(from, request.socket_id, reply, buf)
     }
 
     fn on_cookie_echo(
@@ -268,6 +320,21 @@ impl Endpoint {
             self.stats.cookies_rejected += 1;
             return None;
         }
+        self.admit(now, from, h, key_message, Proof::Cookie, buf)
+    }
+
+    /// A request with a valid cookie, or one that skipped it: routed to its connection if
+    /// accepted before, refused on a version or key mismatch, answered with a cookie if it
+    /// skipped the cookie but is not fresh, and otherwise accepted.
+    fn admit(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        h: &Handshake,
+        key_message: &[u8],
+        proof: Proof,
+        buf: &mut Vec<u8>,
+    ) -> Option<DatagramEvent> {
         if let Some(&id) = self.accepted.get(&(from, h.socket_id)) {
             return Some(DatagramEvent::Connection(id));
         }
@@ -300,6 +367,19 @@ impl Endpoint {
                 }
             },
         };
+        if proof == Proof::Freshness {
+            let fresh = match (&mut self.freshness, &responder) {
+                (Some(freshness), Some(r)) => r
+                    .sent_at_ms()
+                    .is_some_and(|sent| freshness.admit(now, sent, r.ephemeral())),
+                _ => false,
+            };
+            if !fresh {
+                self.stats.stale_key_exchanges += 1;
+                return Some(self.cookie_reply(now, from, h, buf));
+            }
+            self.stats.accepted_without_cookie += 1;
+        }
         let id = self.allocate_id();
         self.routes.insert(id, from);
         self.accepted.insert((from, h.socket_id), id);

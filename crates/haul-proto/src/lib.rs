@@ -11,7 +11,7 @@
 //! use std::time::Instant;
 //!
 //! let now = Instant::now();
-//! let config = EndpointConfig { connection: ConnectionConfig::default(), listen: false, seed: 7, accept_keys: vec![] };
+//! let config = EndpointConfig { connection: ConnectionConfig::default(), listen: false, seed: 7, accept_keys: vec![], wall_clock: None };
 //! let mut endpoint = Endpoint::new(config, now);
 //! let (_handle, mut conn) = endpoint.connect(now, "127.0.0.1:9000".parse().unwrap());
 //! let mut buf = Vec::new();
@@ -25,6 +25,7 @@ pub mod arena;
 pub mod cc;
 mod conn;
 mod endpoint;
+mod freshness;
 mod ranges;
 pub mod secure;
 pub mod seq;

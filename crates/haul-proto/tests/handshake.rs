@@ -22,6 +22,7 @@ fn listener(now: Instant) -> Endpoint {
             listen: true,
             seed: 42,
             accept_keys: Vec::new(),
+            wall_clock: None,
         },
         now,
     )
@@ -284,6 +285,7 @@ fn rendezvous_refuses_a_client_request() {
             listen: false,
             seed: 1,
             accept_keys: Vec::new(),
+            wall_clock: None,
         },
         now,
     );

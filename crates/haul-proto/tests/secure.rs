@@ -5,10 +5,13 @@ mod common;
 
 use common::{addr, Host, Source, Tap};
 use haul_proto::secure::PresharedKey;
-use haul_proto::{CloseReason, ConnectionConfig, Dialect, Stats};
+use haul_proto::wire::{Control, ControlPacket, Packet, RequestType};
+use haul_proto::{
+    CloseReason, ConnectionConfig, DatagramEvent, Dialect, Endpoint, EndpointConfig, Event, Stats,
+};
 use haul_sim::{Injector, LinkConfig, Simulation};
 use rand::Rng;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 const CLIENT: &str = "10.0.0.1:4000";
 const SERVER: &str = "10.0.0.2:9000";
@@ -64,6 +67,23 @@ impl Run {
         assert!(done, "stalled");
         self.sim.node(s).sink.hasher.finalize()
             == self.sim.node(c).source.as_ref().unwrap().hasher.finalize()
+    }
+
+    /// Runs until the client is connected; how long that took.
+    fn connect_time(&mut self) -> Duration {
+        let (start, c) = (self.sim.now(), self.client);
+        let connected = self.sim.run_until(Duration::from_secs(10), |sim| {
+            let events = &sim.node(c).events;
+            events.iter().any(|(_, e)| *e == Event::Connected)
+        });
+        assert!(connected, "the client never connected");
+        self.sim.now() - start
+    }
+
+    /// Gives the server an endpoint of its own settings.
+    fn set_server_endpoint(&mut self, config: EndpointConfig) {
+        let now = self.sim.now();
+        self.sim.node_mut(self.server).endpoint = Endpoint::new(config, now);
     }
 
     fn server_stats(&mut self) -> Stats {
@@ -173,12 +193,13 @@ fn a_listener_with_several_keys_accepts_each_and_tells_which_was_proved() {
     for (client_key, accepted) in [(5, true), (7, true), (8, false)] {
         let mut run = Run::new(6, 1 << 16, haul(client_key), haul(5));
         let now = run.sim.now();
-        run.sim.node_mut(run.server).endpoint = haul_proto::Endpoint::new(
-            haul_proto::EndpointConfig {
+        run.sim.node_mut(run.server).endpoint = Endpoint::new(
+            EndpointConfig {
                 connection: haul(5),
                 listen: true,
                 seed: 3,
                 accept_keys: vec![key(6), key(7)],
+                wall_clock: Some(common::WALL_CLOCK),
             },
             now,
         );
@@ -194,4 +215,99 @@ fn a_listener_with_several_keys_accepts_each_and_tells_which_was_proved() {
             assert_eq!(client.close_reason(), Some(CloseReason::AuthFailed));
         }
     }
+}
+
+fn listener_config(wall_clock: Option<Duration>) -> EndpointConfig {
+    EndpointConfig {
+        connection: haul(5),
+        listen: true,
+        seed: 9,
+        accept_keys: Vec::new(),
+        wall_clock,
+    }
+}
+
+#[test]
+fn a_client_connects_in_one_round_trip_when_the_clocks_agree() {
+    let rtt = Duration::from_millis(200);
+    let path = LinkConfig::wan(100_000_000, rtt);
+    // The listener's clock: the client's, two minutes ahead, or unknown.
+    for (server_clock, one_round_trip) in [
+        (Some(common::WALL_CLOCK), true),
+        (Some(common::WALL_CLOCK + Duration::from_secs(120)), false),
+        (None, false),
+    ] {
+        let mut run = Run::new(7, 1 << 20, haul(5), haul(5));
+        run.set_server_endpoint(listener_config(server_clock));
+        run.start(path.clone());
+        let took = run.connect_time();
+        assert!(run.finish(), "{server_clock:?}");
+        let stats = run.sim.node(run.server).endpoint.stats();
+        if one_round_trip {
+            assert!(took < rtt * 5 / 4, "{took:?}");
+            assert_eq!((stats.cookies_sent, stats.accepted_without_cookie), (0, 1));
+        } else {
+            assert!(took >= rtt * 2, "{server_clock:?}: {took:?}");
+            assert_eq!(stats.accepted_without_cookie, 0);
+            assert!(stats.cookies_sent >= 1);
+        }
+        assert_eq!(
+            stats.stale_key_exchanges >= 1,
+            server_clock.is_some() && !one_round_trip
+        );
+    }
+}
+
+#[test]
+fn a_request_replayed_from_another_address_draws_only_a_cookie() {
+    let now = Instant::now();
+    let (client_addr, spoofed) = (addr(CLIENT), addr("10.0.0.66:4000"));
+    let mut client = Endpoint::new(
+        EndpointConfig {
+            listen: false,
+            seed: 1,
+            ..listener_config(Some(common::WALL_CLOCK))
+        },
+        now,
+    );
+    let (_, mut conn) = client.connect(now, addr(SERVER));
+    let mut buf = Vec::new();
+    let t = conn.poll_transmit(now, &mut buf).expect("a request");
+    let request = buf[..t.size].to_vec();
+    assert!(request.len() > 64, "the request carries the key exchange");
+
+    let mut listener = Endpoint::new(listener_config(Some(common::WALL_CLOCK)), now);
+    let id = match listener.handle(now, client_addr, &request, &mut buf) {
+        Some(DatagramEvent::NewConnection(id, _)) => id,
+        other => panic!("not accepted: {other:?}"),
+    };
+    // The same request again from the client is its repeat: routed to the connection.
+    let again = listener.handle(now, client_addr, &request, &mut buf);
+    assert!(matches!(again, Some(DatagramEvent::Connection(h)) if h == id));
+    // From anywhere else, or later from the client's address once forgotten: only a cookie.
+    listener.forget(id);
+    let later = now + Duration::from_secs(30);
+    for from in [spoofed, client_addr] {
+        let Some(DatagramEvent::Response(t)) = listener.handle(later, from, &request, &mut buf)
+        else {
+            panic!("a copy of an accepted request must not be accepted again");
+        };
+        assert_eq!(t.destination, from);
+        let Ok(Packet::Control(ControlPacket {
+            body: Control::Handshake(reply),
+            ..
+        })) = Packet::parse(&buf[..t.size])
+        else {
+            panic!("not a handshake");
+        };
+        assert_eq!(reply.req_type, RequestType::Request);
+        assert_ne!(reply.cookie, 0);
+    }
+    let stats = listener.stats();
+    assert_eq!((stats.accepted, stats.stale_key_exchanges), (1, 2));
+    // Two minutes on, the copy is too old to pass whoever sends it.
+    let stale = now + Duration::from_secs(121);
+    let event = listener.handle(stale, spoofed, &request, &mut buf);
+    assert!(matches!(event, Some(DatagramEvent::Response(_))));
+    assert_eq!(listener.stats().accepted, 1);
 }

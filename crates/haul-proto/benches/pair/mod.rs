@@ -72,6 +72,7 @@ impl Pair {
                     listen,
                     seed,
                     accept_keys: Vec::new(),
+                    wall_clock: Some(std::time::Duration::from_secs(1_800_000_000)),
                 },
                 now,
             )

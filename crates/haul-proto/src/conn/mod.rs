@@ -38,6 +38,10 @@ use thiserror::Error;
 const SYN: Duration = Duration::from_millis(10);
 /// Handshake packets are repeated this often.
 const HANDSHAKE_INTERVAL: Duration = Duration::from_millis(250);
+/// `haul` dialect: requests that carry the key exchange before the client falls back to plain
+/// ones (a UDT4 listener drops a request longer than 48 bytes; a plain request draws its
+/// cookie, and the cookie echo then carries the key exchange).
+const REQUESTS_WITH_KEY: u32 = 4;
 /// Smallest retransmission (EXP) interval.
 const MIN_EXP: Duration = Duration::from_millis(300);
 /// A light ACK goes out every this many data packets.
@@ -311,8 +315,13 @@ pub struct Connection {
     /// `haul` dialect: the key-exchange message our handshakes carry (client: the first, sent
     /// with every cookie echo; server: the second, sent with every acceptance).
     key_message: Vec<u8>,
-    /// `haul` dialect, client: the key exchange waiting for the acceptance.
+    /// `haul` dialect, client: the key exchange of the cookie echo, waiting for the acceptance.
     initiator: Option<Box<Initiator>>,
+    /// `haul` dialect, client: the key exchange sent with the request itself, waiting for an
+    /// acceptance that skipped the cookie (its cookie field is 0).
+    request_initiator: Option<Box<Initiator>>,
+    /// Client: requests sent so far.
+    requests_sent: u32,
     /// `haul` dialect: the keys, once agreed. Every datagram but a handshake goes through them.
     protection: Option<Box<Protection>>,
     /// `haul` dialect, server: the pre-shared key the client proved (one of the listener's).
@@ -438,6 +447,8 @@ impl Connection {
             stored_reply: None,
             key_message: Vec::new(),
             initiator: None,
+            request_initiator: None,
+            requests_sent: 0,
             protection: None,
             proved_key: None,
             open_arena: Arena::new(OPEN_ARENA_BYTES, OPEN_ARENA_KEEP),
@@ -998,7 +1009,13 @@ impl Connection {
                     self.stats.packets_invalid += 1;
                     return;
                 }
-                if let Some(initiator) = self.initiator.take() {
+                // An acceptance without a cookie answers the key exchange sent with the request.
+                let initiator = if h.cookie == 0 {
+                    self.request_initiator.take()
+                } else {
+                    self.initiator.take()
+                };
+                if let Some(initiator) = initiator {
                     match initiator.finish(h, key_message) {
                         Ok(protection) => self.protection = Some(Box::new(protection)),
                         Err(e) => {
@@ -1008,7 +1025,7 @@ impl Connection {
                         }
                     }
                 } else if self.config.dialect != Dialect::Udt4 {
-                    // An acceptance before any cookie echo of ours: not an answer to us.
+                    // An acceptance of a key exchange we did not send: not an answer to us.
                     self.stats.packets_invalid += 1;
                     return;
                 }
@@ -1021,7 +1038,7 @@ impl Connection {
             (Role::Client, Phase::Connecting { .. }, RequestType::Other(secure::REJECT_AUTH)) => {
                 self.set_closed(CloseReason::AuthFailed);
             }
-            (Role::Server, Phase::Connected, RequestType::Response) => {
+            (Role::Server, Phase::Connected, RequestType::Response | RequestType::Request) => {
                 // The client did not get our acceptance: send the stored one again.
                 if let Some(reply) = self.stored_reply {
                     self.queue_handshake(self.peer_id, reply);
@@ -1079,6 +1096,18 @@ impl Connection {
             self.rcv_max = h.isn.start();
             self.rcv_last_ack = h.isn.start();
             self.rcv_last_ack2 = h.isn.start();
+        }
+    }
+
+    /// `haul` dialect, client: sends the first key-exchange message with the request itself,
+    /// stamped with the wall clock (`unix_ms`, milliseconds since the Unix epoch), so that a
+    /// listener can accept it without a cookie: connected in one round trip instead of two.
+    pub(crate) fn send_key_exchange_with_request(&mut self, unix_ms: u64) {
+        if let (Dialect::Haul(key), Phase::Connecting { cookie: 0 }) =
+            (&self.config.dialect, self.phase)
+        {
+            let request = self.handshake_template(0);
+            self.request_initiator = Some(Box::new(Initiator::start_timed(key, &request, unix_ms)));
         }
     }
 
@@ -1781,17 +1810,24 @@ impl Connection {
         }
         match self.phase {
             Phase::Connecting { cookie } if now >= self.next_handshake => {
-                let req_type = if cookie == 0 {
-                    RequestType::Request
+                let (req_type, key_message) = if cookie != 0 {
+                    // The cookie echo carries the first key-exchange message (`haul` dialect).
+                    (RequestType::Response, &self.key_message[..])
                 } else {
-                    RequestType::Response
+                    self.requests_sent += 1;
+                    let message = match &self.request_initiator {
+                        Some(i) if self.requests_sent <= REQUESTS_WITH_KEY => i.message(),
+                        _ => &[],
+                    };
+                    (RequestType::Request, message)
                 };
                 let h = Handshake {
                     req_type,
                     ..self.handshake_template(cookie)
                 };
+                let transmit = Self::write_handshake(self.peer_addr, 0, h, key_message, buf);
                 self.next_handshake = now + HANDSHAKE_INTERVAL;
-                Some(self.write_handshake(0, h, buf))
+                Some(transmit)
             }
             Phase::Rendezvous { answering } if now >= self.next_handshake => {
                 let (dest, req_type) = if answering {
@@ -1804,7 +1840,7 @@ impl Connection {
                     ..self.handshake_template(0)
                 };
                 self.next_handshake = now + HANDSHAKE_INTERVAL;
-                Some(self.write_handshake(dest, h, buf))
+                Some(Self::write_handshake(self.peer_addr, dest, h, &[], buf))
             }
             Phase::Connected => self.transmit_data(now, buf, pieces),
             _ => None,
@@ -1819,17 +1855,25 @@ impl Connection {
         }
     }
 
-    fn write_handshake(&mut self, dest: u32, h: Handshake, buf: &mut Vec<u8>) -> Transmit {
+    /// Writes a handshake to `to`, followed by `key_message` (`haul` dialect; may be empty).
+    fn write_handshake(
+        to: SocketAddr,
+        dest: u32,
+        h: Handshake,
+        key_message: &[u8],
+        buf: &mut Vec<u8>,
+    ) -> Transmit {
         let packet = ControlPacket::new(dest, Control::Handshake(h));
         let start = buf.len();
         buf.resize(start + packet.encoded_len(), 0);
         let size = packet.encode(&mut buf[start..]).unwrap_or(0);
         buf.truncate(start + size);
-        if h.req_type == RequestType::Response {
-            // The cookie echo carries the first key-exchange message (`haul` dialect).
-            buf.extend_from_slice(&self.key_message);
+        buf.extend_from_slice(key_message);
+        Transmit {
+            destination: to,
+            size: buf.len() - start,
+            segment_size: None,
         }
-        self.single(buf.len() - start)
     }
 
     /// Whether a data packet could go out now if the pacer allowed it.

@@ -15,7 +15,10 @@ use rand::rngs::SmallRng;
 use rand::{RngCore, SeedableRng};
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// The simulated hosts' wall clock when they are made: every host reads the same.
+pub const WALL_CLOCK: Duration = Duration::from_secs(1_800_000_000);
 
 /// Writes `total` pseudo-random bytes (from `seed`) and hashes them.
 pub struct Source {
@@ -129,6 +132,7 @@ impl Host {
                 listen,
                 seed,
                 accept_keys: Vec::new(),
+                wall_clock: Some(WALL_CLOCK),
             },
             now,
         );

@@ -1,0 +1,133 @@
+//! Which `haul`-dialect requests a listener may accept without a cookie: those whose client
+//! clock is close to the listener's and whose key exchange it has not seen before.
+//!
+//! A cookie proves that the client receives at its address; a request that skips it proves only
+//! that its sender knows the key. What such a request cannot prove is that it is not a copy of an
+//! earlier one, sent again from a forged address. So the first key-exchange message carries the
+//! client's clock, the listener refuses one more than [`WINDOW`] away from its own, and it
+//! remembers every ephemeral key it accepted for as long as that key's message could still pass
+//! the clock check. A refused request is answered with a cookie, as every request was before.
+
+use std::collections::{HashSet, VecDeque};
+use std::time::{Duration, Instant};
+
+/// How far a request's clock may be from the listener's, either way.
+pub(crate) const WINDOW: Duration = Duration::from_secs(60);
+/// Most key exchanges remembered at once; past it, requests take the cookie's round trip.
+const CAPACITY: usize = 65_536;
+
+/// The listener's clock and the key exchanges it accepted recently.
+#[derive(Debug)]
+pub(crate) struct Freshness {
+    /// An instant of the endpoint's clock...
+    anchor: Instant,
+    /// ...and the time since the Unix epoch then.
+    unix_at_anchor: Duration,
+    seen: HashSet<[u8; 32]>,
+    /// When each remembered ephemeral key may be forgotten, oldest first.
+    expiries: VecDeque<(Instant, [u8; 32])>,
+}
+
+impl Freshness {
+    /// A clock that read `since_epoch` at `now`.
+    pub(crate) fn new(now: Instant, since_epoch: Duration) -> Self {
+        Self {
+            anchor: now,
+            unix_at_anchor: since_epoch,
+            seen: HashSet::new(),
+            expiries: VecDeque::new(),
+        }
+    }
+
+    /// Sets the clock again (a monotonic clock and the wall clock drift apart over days).
+    pub(crate) fn set_clock(&mut self, now: Instant, since_epoch: Duration) {
+        self.anchor = now;
+        self.unix_at_anchor = since_epoch;
+    }
+
+    /// Milliseconds since the Unix epoch at `now`.
+    pub(crate) fn unix_ms(&self, now: Instant) -> u64 {
+        let unix = if now >= self.anchor {
+            self.unix_at_anchor + (now - self.anchor)
+        } else {
+            self.unix_at_anchor.saturating_sub(self.anchor - now)
+        };
+        u64::try_from(unix.as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Whether a request whose client wrote its message at `sent_at_ms` with the ephemeral key
+    /// `ephemeral` may be accepted; remembers the key if so.
+    pub(crate) fn admit(&mut self, now: Instant, sent_at_ms: u64, ephemeral: &[u8; 32]) -> bool {
+        while let Some(&(expiry, key)) = self.expiries.front() {
+            if expiry > now {
+                break;
+            }
+            self.seen.remove(&key);
+            self.expiries.pop_front();
+        }
+        let window_ms = WINDOW.as_millis() as u64;
+        if self.unix_ms(now).abs_diff(sent_at_ms) > window_ms || self.seen.len() >= CAPACITY {
+            return false;
+        }
+        if !self.seen.insert(*ephemeral) {
+            return false;
+        }
+        // Accepted at `now`, the message was written no earlier than a window ago by our clock,
+        // so it passes the clock check for at most two windows more.
+        self.expiries.push_back((now + 2 * WINDOW, *ephemeral));
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EPOCH_NOW: Duration = Duration::from_secs(1_800_000_000);
+
+    #[test]
+    fn a_fresh_request_passes_once() {
+        let now = Instant::now();
+        let mut f = Freshness::new(now, EPOCH_NOW);
+        let ms = f.unix_ms(now);
+        assert!(f.admit(now, ms, &[1; 32]));
+        assert!(!f.admit(now, ms, &[1; 32]), "a copy is refused");
+        assert!(f.admit(now, ms, &[2; 32]));
+    }
+
+    #[test]
+    fn clocks_further_apart_than_the_window_are_refused_either_way() {
+        let now = Instant::now();
+        let mut f = Freshness::new(now, EPOCH_NOW);
+        let ms = f.unix_ms(now);
+        let window = WINDOW.as_millis() as u64;
+        assert!(!f.admit(now, ms - window - 1, &[1; 32]));
+        assert!(!f.admit(now, ms + window + 1, &[2; 32]));
+        assert!(f.admit(now, ms - window, &[3; 32]));
+        assert!(f.admit(now, ms + window, &[4; 32]));
+    }
+
+    #[test]
+    fn a_key_is_forgotten_only_once_its_message_is_stale() {
+        let start = Instant::now();
+        let mut f = Freshness::new(start, EPOCH_NOW);
+        let sent = f.unix_ms(start) + WINDOW.as_millis() as u64;
+        assert!(f.admit(start, sent, &[1; 32]));
+        // Still within the window two windows on, less a millisecond: still remembered.
+        let later = start + 2 * WINDOW - Duration::from_millis(1);
+        assert!(!f.admit(later, sent, &[1; 32]));
+        // Forgotten after that, and by then the clock check refuses the copy anyway.
+        let stale = start + 2 * WINDOW + Duration::from_millis(1);
+        assert!(!f.admit(stale, sent, &[1; 32]));
+        assert!(f.seen.is_empty());
+    }
+
+    #[test]
+    fn the_clock_runs_from_its_anchor() {
+        let now = Instant::now();
+        let mut f = Freshness::new(now, EPOCH_NOW);
+        assert_eq!(f.unix_ms(now + Duration::from_secs(2)), 1_800_000_002_000);
+        f.set_clock(now, EPOCH_NOW + Duration::from_secs(10));
+        assert_eq!(f.unix_ms(now), 1_800_000_010_000);
+    }
+}
