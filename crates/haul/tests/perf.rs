@@ -137,6 +137,9 @@ fn a_timed_test_s_receiver_measures_the_test_s_seconds_after_the_omitted_ones() 
     assert!((1.95..2.15).contains(&seconds), "{v}");
     let rate = v["bits_per_second"].as_f64().unwrap();
     assert!(rate > 50e6 && rate <= 100e6, "{v}");
+    // The client times its data connection's handshake (a loopback round trip or two).
+    let connect = v["connect_seconds"].as_f64().unwrap();
+    assert!(connect > 0.0 && connect < 1.0, "{v}");
 }
 
 #[test]

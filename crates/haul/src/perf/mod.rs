@@ -278,6 +278,7 @@ fn client(args: &PerfArgs, host: &str) -> Result<()> {
         bail!("the server refused the test: {e}");
     }
     let data_addr = SocketAddr::new(target.ip(), ready.data_port);
+    let connecting = Instant::now();
     let streams = match params.transport {
         Transport::Haul => {
             let mut config = NetConfig::default();
@@ -309,6 +310,7 @@ fn client(args: &PerfArgs, host: &str) -> Result<()> {
             })
             .collect::<Result<Vec<_>>>()?,
     };
+    let connect_time = connecting.elapsed();
     let sending = !params.reverse;
     if !args.json {
         eprintln!(
@@ -342,7 +344,9 @@ fn client(args: &PerfArgs, host: &str) -> Result<()> {
     let mine = run_test(&params, streams, sending, args.interval, !args.json)?;
     control.send(&mine.side)?;
     let theirs: SideReport = control.recv()?;
-    Summary::new(&params, sending, mine, theirs).print(args.json);
+    Summary::new(&params, sending, mine, theirs)
+        .with_connect_time(connect_time)
+        .print(args.json);
     Ok(())
 }
 

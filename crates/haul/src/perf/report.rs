@@ -267,6 +267,9 @@ pub struct Summary {
     omit_seconds: u32,
     /// This side's role.
     role: &'static str,
+    /// Client: seconds to open the data connections, one after another (TCP's handshake takes
+    /// a round trip, haul's one in its `haul` dialect and two in `udt4`'s); `null` on the server.
+    connect_seconds: Option<f64>,
     sender: SideReport,
     receiver: SideReport,
     /// Receiver's bytes over the receiver's time.
@@ -299,6 +302,7 @@ impl Summary {
             parallel: params.parallel,
             omit_seconds: params.omit,
             role: if sending { "sender" } else { "receiver" },
+            connect_seconds: None,
             bits_per_second: receiver.bytes as f64 * 8.0 / receiver.seconds.max(1e-9),
             sender_cpu_seconds_per_gb: per_gb(sender.cpu_seconds),
             receiver_cpu_seconds_per_gb: per_gb(receiver.cpu_seconds),
@@ -313,6 +317,14 @@ impl Summary {
         }
     }
 
+    /// Adds how long the client took to open its data connections.
+    pub fn with_connect_time(self, took: Duration) -> Self {
+        Self {
+            connect_seconds: Some(took.as_secs_f64()),
+            ..self
+        }
+    }
+
     /// Prints the summary (text on stdout, or one JSON document).
     pub fn print(&self, json: bool) {
         if json {
@@ -324,6 +336,9 @@ impl Summary {
             (t, _) => t.to_string(),
         };
         println!("- - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - -");
+        if let Some(s) = self.connect_seconds {
+            println!("connected in {:.1} ms", s * 1e3);
+        }
         for (name, side) in [("sender", &self.sender), ("receiver", &self.receiver)] {
             println!(
                 "{t:<10} {name:<8} {:>7.2} s  {:>12}  {:>13}  retr {:>6}  CPU {:>6.2} s ({:.2} s/GB)",
