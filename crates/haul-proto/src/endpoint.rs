@@ -79,6 +79,9 @@ pub struct EndpointStats {
     /// `haul` dialect: requests whose key exchange was valid but not fresh (the clocks more than
     /// a minute apart, or a copy of one already accepted), answered with a cookie instead.
     pub stale_key_exchanges: u64,
+    /// `haul` dialect: requests that skipped the cookie while the listener's budget of keys tried
+    /// per second was spent, answered with a cookie unchecked.
+    pub key_trials_over_budget: u64,
     /// Requests rejected for a version (dialect) or socket-type mismatch.
     pub rejected: u64,
     /// `haul` dialect: requests whose key exchange failed (wrong key, altered message).
@@ -278,7 +281,7 @@ impl Endpoint {
             return None;
         }
         match handshake.req_type {
-            RequestType::Request if !key_message.is_empty() && self.freshness.is_some() => {
+            RequestType::Request if !key_message.is_empty() && self.may_try_keys(now) => {
                 self.admit(now, from, &handshake, key_message, Proof::Freshness, buf)
             }
             RequestType::Request => Some(self.cookie_reply(now, from, &handshake, buf)),
@@ -288,6 +291,20 @@ impl Endpoint {
                 None
             }
         }
+    }
+
+    /// Whether a request that skips the cookie may have its key exchange checked: the wall
+    /// clock is known and the budget of keys tried allows it (else it draws a cookie).
+    fn may_try_keys(&mut self, now: Instant) -> bool {
+        let keys = 1 + self.config.accept_keys.len();
+        let allowed = self
+            .freshness
+            .as_mut()
+            .is_some_and(|freshness| freshness.may_try(now, keys));
+        if !allowed && self.freshness.is_some() {
+            self.stats.key_trials_over_budget += 1;
+        }
+        allowed
     }
 
     fn cookie_reply(

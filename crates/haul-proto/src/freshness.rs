@@ -7,6 +7,11 @@
 //! client's clock, the listener refuses one more than [`WINDOW`] away from its own, and it
 //! remembers every ephemeral key it accepted for as long as that key's message could still pass
 //! the clock check. A refused request is answered with a cookie, as every request was before.
+//!
+//! Checking a request's key exchange costs a Noise state and a decryption per key the listener
+//! holds (about 10 µs each here), and anyone can send requests from any address. So the checks
+//! have a budget, [`TRIALS_PER_SECOND`] keys tried; past it, requests that skip the cookie get
+//! one too, whose echo proves the client's address before any key is tried.
 
 use std::collections::{HashSet, VecDeque};
 use std::time::{Duration, Instant};
@@ -15,6 +20,9 @@ use std::time::{Duration, Instant};
 pub(crate) const WINDOW: Duration = Duration::from_secs(60);
 /// Most key exchanges remembered at once; past it, requests take the cookie's round trip.
 const CAPACITY: usize = 65_536;
+/// Keys a listener tries per second on requests that skip the cookie: at most a tenth of a core
+/// or so. One key allows that many requests a second, a hundred keys a hundred.
+pub(crate) const TRIALS_PER_SECOND: u32 = 10_000;
 
 /// The listener's clock and the key exchanges it accepted recently.
 #[derive(Debug)]
@@ -26,6 +34,9 @@ pub(crate) struct Freshness {
     seen: HashSet<[u8; 32]>,
     /// When each remembered ephemeral key may be forgotten, oldest first.
     expiries: VecDeque<(Instant, [u8; 32])>,
+    /// When the current second of the trial budget began, and the trials spent in it.
+    budget_second: Instant,
+    trials: u32,
 }
 
 impl Freshness {
@@ -36,6 +47,24 @@ impl Freshness {
             unix_at_anchor: since_epoch,
             seen: HashSet::new(),
             expiries: VecDeque::new(),
+            budget_second: now,
+            trials: 0,
+        }
+    }
+
+    /// Whether the budget allows checking a request against `keys` keys; spends them if so.
+    pub(crate) fn may_try(&mut self, now: Instant, keys: usize) -> bool {
+        if now.saturating_duration_since(self.budget_second) >= Duration::from_secs(1) {
+            self.budget_second = now;
+            self.trials = 0;
+        }
+        let keys = u32::try_from(keys).unwrap_or(u32::MAX);
+        match self.trials.checked_add(keys) {
+            Some(spent) if spent <= TRIALS_PER_SECOND => {
+                self.trials = spent;
+                true
+            }
+            _ => false,
         }
     }
 
@@ -120,6 +149,20 @@ mod tests {
         let stale = start + 2 * WINDOW + Duration::from_millis(1);
         assert!(!f.admit(stale, sent, &[1; 32]));
         assert!(f.seen.is_empty());
+    }
+
+    #[test]
+    fn key_trials_stop_at_the_budget_until_the_next_second() {
+        let start = Instant::now();
+        let mut f = Freshness::new(start, EPOCH_NOW);
+        let keys = 100;
+        let allowed = (TRIALS_PER_SECOND / keys) as usize;
+        let tried = (0..allowed + 5)
+            .filter(|_| f.may_try(start, keys as usize))
+            .count();
+        assert_eq!(tried, allowed);
+        assert!(!f.may_try(start + Duration::from_millis(999), 1));
+        assert!(f.may_try(start + Duration::from_secs(1), keys as usize));
     }
 
     #[test]

@@ -262,19 +262,9 @@ fn a_client_connects_in_one_round_trip_when_the_clocks_agree() {
 fn a_request_replayed_from_another_address_draws_only_a_cookie() {
     let now = Instant::now();
     let (client_addr, spoofed) = (addr(CLIENT), addr("10.0.0.66:4000"));
-    let mut client = Endpoint::new(
-        EndpointConfig {
-            listen: false,
-            seed: 1,
-            ..listener_config(Some(common::WALL_CLOCK))
-        },
-        now,
-    );
-    let (_, mut conn) = client.connect(now, addr(SERVER));
-    let mut buf = Vec::new();
-    let t = conn.poll_transmit(now, &mut buf).expect("a request");
-    let request = buf[..t.size].to_vec();
+    let request = first_request(haul(5), now);
     assert!(request.len() > 64, "the request carries the key exchange");
+    let mut buf = Vec::new();
 
     let mut listener = Endpoint::new(listener_config(Some(common::WALL_CLOCK)), now);
     let id = match listener.handle(now, client_addr, &request, &mut buf) {
@@ -310,4 +300,60 @@ fn a_request_replayed_from_another_address_draws_only_a_cookie() {
     let event = listener.handle(stale, spoofed, &request, &mut buf);
     assert!(matches!(event, Some(DatagramEvent::Response(_))));
     assert_eq!(listener.stats().accepted, 1);
+}
+
+/// The first datagram a new client of `config` sends: its request.
+fn first_request(config: ConnectionConfig, now: Instant) -> Vec<u8> {
+    let mut client = Endpoint::new(
+        EndpointConfig {
+            connection: config,
+            listen: false,
+            ..listener_config(Some(common::WALL_CLOCK))
+        },
+        now,
+    );
+    let (_, mut conn) = client.connect(now, addr(SERVER));
+    let mut buf = Vec::new();
+    let t = conn.poll_transmit(now, &mut buf).expect("a request");
+    buf.truncate(t.size);
+    buf
+}
+
+#[test]
+fn a_flood_of_requests_with_a_wrong_key_costs_only_the_budget() {
+    let now = Instant::now();
+    let mut listener = Endpoint::new(listener_config(Some(common::WALL_CLOCK)), now);
+    let forged = first_request(haul(6), now);
+    let mut buf = Vec::new();
+    let flood = 12_000u32;
+    for i in 0..flood {
+        let from = std::net::SocketAddr::from(([10, 1, (i >> 8) as u8, i as u8], 4000));
+        listener.handle(now, from, &forged, &mut buf);
+    }
+    let stats = listener.stats();
+    // One key tried per request until the second's budget is spent, then only cookies.
+    assert_eq!(
+        stats.auth_failed + stats.key_trials_over_budget,
+        u64::from(flood)
+    );
+    assert_eq!(
+        stats.auth_failed, 10_000,
+        "the budget: 10 000 keys a second; {stats:?}"
+    );
+    assert_eq!(stats.cookies_sent, stats.key_trials_over_budget);
+    // A real client meanwhile draws a cookie (two round trips), and a second later connects in
+    // one again.
+    let real = first_request(haul(5), now);
+    let event = listener.handle(now, addr(CLIENT), &real, &mut buf);
+    assert!(
+        matches!(event, Some(DatagramEvent::Response(_))),
+        "{event:?}"
+    );
+    let later = now + Duration::from_secs(1);
+    let real = first_request(haul(5), later);
+    let event = listener.handle(later, addr(CLIENT), &real, &mut buf);
+    assert!(
+        matches!(event, Some(DatagramEvent::NewConnection(..))),
+        "{event:?}"
+    );
 }
