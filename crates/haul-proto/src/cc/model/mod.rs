@@ -1,0 +1,1508 @@
+//! haul's default controller: a model of the path (bottleneck rate × minimum RTT), paced.
+//!
+//! The bottleneck rate is the largest delivery rate over the last ten rounds (a round is one
+//! minimum RTT plus the 10 ms ACK interval; rounds in which the sender ran out of data do not
+//! count) as the receiver reports it — a round's largest report, or their mean once a fair flow
+//! cruises (see `ModelRate::steady`) — or, in start-up and in rounds without loss, as the
+//! sender sees its ACKs arrive, whichever is larger; the base RTT is the smallest RTT seen in ten seconds. The
+//! sender paces at `gain × rate` and keeps at most `rate × (6 × min RTT + 100 ms)` in flight. It
+//! starts by raising the gain to 2.885 (doubling the rate each round), from at least half the link
+//! capacity the receiver measures with packet pairs while the path shows no queue, until the rate
+//! stops growing or, once that capacity is known, a round shows a standing queue; it drains the
+//! queue that built, then cycles gains 1.25, 0.75, 1 × 6 to probe for more; a flow that shares the
+//! link probes by at least a tenth of what the other flows hold of the link capacity instead of a
+//! quarter of its own rate (additive increase: small flows gain on large ones), and drains a
+//! standing queue the deeper the larger its share of the link.
+//!
+//! Loss is read through the model, one round at a time. A round whose smallest RTT sample sits
+//! near the base RTT (within 10 % + 2 ms; within 3 % + 0.5 ms for a fair flow that shares the
+//! link, which drains so small a queue gently) had no standing queue: its losses were random,
+//! they update the random-loss rate, and its delivery rate gets back what they took — the losses
+//! reported over the span of its rate reports, up to the random-loss rate (random loss thins what
+//! arrives; it says nothing about capacity). A round with a standing queue keeps the delivery
+//! rate as measured: its losses are congestion, and the rate falls to what gets through. A fair
+//! flow drains a standing queue, unless it grew through eight loss-free rounds of draining: then
+//! it is a loss-based flow's, and the flow holds its rate and halves it at a loss instead (a
+//! queue that stood that long without growing is drained on, without lowering the estimate). Heavy
+//! loss with no queue in sight for two rounds (a fifth of a round, or a loss rate of a fifth over
+//! recent rounds) means the base RTT itself may hold a queue (the flow started into one): the
+//! flow sends almost nothing for a base RTT and 200 ms to see. A fair flow that drained for 2 s
+//! and ten rounds while the queue still stood takes the queue for the path instead: the flows
+//! that keep it started into it, took it for their base RTT, and do not drain for it.
+//! `docs/CONGESTION.md` explains each constant; `docs/journal/congestion.md` holds the measurements
+//! behind them.
+
+use super::{
+    AckSample, CcInit, CongestionControl, CongestionControlFactory, LossSample, PathEstimate,
+};
+use std::time::{Duration, Instant};
+
+mod constants;
+
+use constants::*;
+
+/// What the sender optimises for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// Fill the path, share it with other flows.
+    Fair,
+    /// Use only what others leave: back off as soon as a queue builds (like LEDBAT).
+    Scavenger,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Startup,
+    Drain,
+    Cruise,
+}
+
+/// The model-based controller (see the module documentation).
+#[derive(Debug)]
+pub struct ModelRate {
+    policy: Policy,
+    min_pps: f64,
+    max_pps: f64,
+    phase: Phase,
+    /// Largest delivery rate per round, packets per second (ring of rounds); loss-corrected
+    /// once a round ends without a standing queue.
+    bw_rounds: [f64; BW_ROUNDS],
+    round: usize,
+    round_start: Instant,
+    min_rtt: Option<(Duration, Instant)>,
+    /// The next RTT sample replaces the base RTT (see [`DRAIN_OUTLIVES_BASE`]).
+    base_outlived: bool,
+    /// Since when, and for how many rounds, the flow has drained every round for a standing
+    /// queue.
+    draining_since: Option<(Instant, u32)>,
+    /// Smallest receiver-reported RTT of the current round (queue detection).
+    round_min_rtt: Option<Duration>,
+    /// The receiver's latest packet-pair capacity, once a window of pairs is in it.
+    capacity: Option<f64>,
+    /// How long the last round lasted (it ends at the first ACK after its length).
+    last_round: Duration,
+    /// Smallest receiver-reported RTT in [`MIN_RTT_LIFETIME`]: a second base for the residual
+    /// queue (see `next_round`).
+    min_reported_rtt: Option<(Duration, Instant)>,
+    /// The sum and count of this round's delivery-rate reports while [`ModelRate::steady`].
+    round_reports: (f64, u32),
+    /// The losses reported between this round's delivery-rate reports (see
+    /// [`ModelRate::count_report_span`]).
+    round_report_losses: ReportLosses,
+    /// When the last delivery-rate report arrived, and the losses reported since.
+    last_report: Option<Instant>,
+    lost_since_report: u64,
+    /// The RTT sample of the last loss report that had one (see [`ModelRate::loss_queue_rtt`]).
+    last_loss_rtt: Option<Duration>,
+    /// Startup: the rate to beat, and how many rounds did not.
+    full_bw: f64,
+    flat_rounds: u32,
+    /// This start-up was entered again from cruise (see [`PROBE_HEADROOM`]): it also ends at
+    /// the first standing queue, since the path held traffic a moment ago.
+    restarted: bool,
+    /// Start-up delivers nearly the link capacity and grows at [`APPROACH_GAIN`].
+    approaching: bool,
+    /// The first start-up's bounds from the link capacity (see [`JUMP`]); `None` for a
+    /// scavenger, and once a queue was seen or start-up ended: they never come back.
+    jump: Option<Jump>,
+    /// Cruising rounds left in which repairs still go out as at the end of the first start-up
+    /// (see [`REPEAT_AFTER_STARTUP_ROUNDS`]).
+    startup_repair_rounds: u32,
+    /// The estimate when the current probe round began.
+    probe_base: f64,
+    /// Probes in a row that found room after a collapse (see [`COLLAPSED`]).
+    headroom_probes: u32,
+    /// The largest cruising estimate of the last [`PEAK_LIFETIME`].
+    peak_bw: Option<(f64, Instant)>,
+    cycle: usize,
+    /// Cruising, a queue stood last round: send below the estimate until it is gone.
+    draining_queue: bool,
+    /// Cruising rounds in a row that ended with a standing queue and no loss.
+    queue_rounds: u32,
+    /// The last round drained on for such a queue without aging the estimate (see
+    /// [`RESTRAINED_DELIVERY`]).
+    restrained: bool,
+    /// The standing queue is another flow's (see [`FOREIGN_QUEUE_ROUNDS`]), and rounds since
+    /// the last cut at a loss beside it.
+    foreign_queue: bool,
+    rounds_since_cut: u32,
+    /// Rounds since the flow last stood beside another flow's queue (see [`CALM_ROUNDS`]).
+    calm_rounds: u32,
+    /// The queue the current run of such rounds began with.
+    streak_queue: Duration,
+    /// Cruising, the queue last round was below the threshold but not zero: the hold phases
+    /// send that much less over the next round.
+    residual_queue: Duration,
+    /// Cruising, the queue the last round ended with (a drain for a small one is shallow; see
+    /// [`SMALL_DRAIN`]).
+    queue_to_drain: Duration,
+    /// Whether a queue stood in the previous round (its drops are reported a round later).
+    queue_last_round: bool,
+    /// The latest reported RTT of this round, and of the previous round at its end (whether
+    /// a drain shrank the queue).
+    round_last_rtt: Option<Duration>,
+    last_round_end_rtt: Option<Duration>,
+    /// Loss accounting: this round's counts, and quiet rounds' losses and sends, each decayed
+    /// by [`LOSS_MEMORY`] per quiet round (their ratio is the random-loss rate).
+    round_lost: u64,
+    round_acked: u64,
+    /// An ACK of this round advanced over a packet that had been retransmitted (it gave no RTT
+    /// sample): its count spans the time the hole held the cumulative ACK.
+    round_jumped: bool,
+    quiet_lost: f64,
+    quiet_sent: f64,
+    scavenger_scale: f64,
+    /// The first sequence number (see [`CAPACITY_PACKETS`]).
+    first_seq: u64,
+    /// Highest sequence number sent, at the start of the previous round, of this one, and now.
+    sent_a_round_ago: u64,
+    sent_at_round_start: u64,
+    largest_sent: u64,
+    /// Retransmissions so far, and at the start of this round (loss is counted against every
+    /// packet sent).
+    retransmitted: u64,
+    retransmitted_at_round_start: u64,
+    /// New packets sent per second in the previous round (0 before one completed).
+    sent_pps: f64,
+    /// Every packet sent (retransmissions too) per second in the last round.
+    sent_all_pps: f64,
+    /// The same in the round before.
+    sent_all_pps_before: f64,
+    /// The receiver's delivery reports have been credible once (see [`WARM_REPORT`]).
+    receiver_warm: bool,
+    /// The previous round had losses reported (its holes fill in this one).
+    lost_last_round: bool,
+    /// The peer's flow window from the handshake, packets.
+    peer_window: f64,
+    /// [`ModelRate::model_window`] as of the last sample (asked for every packet sent).
+    window: u32,
+    /// The sender ran out of data this round (see [`ModelRate::next_round`]).
+    app_limited: bool,
+    /// Cruising rounds in a row with heavy loss and no queue seen (see [`SUSPECT_ROUNDS`]).
+    suspect_rounds: u32,
+    /// A base-RTT check is running (see [`BASE_CHECK_EXTRA`]).
+    checking_base: bool,
+    /// When the last base-RTT check was due to end: rounds up to then are excused like
+    /// application-limited ones, and the next check waits [`MIN_RTT_LIFETIME`] from it.
+    base_check_end: Option<Instant>,
+}
+
+impl ModelRate {
+    /// A controller for `policy`, its pacing rate held within `min_bps..=max_bps` (IP level).
+    pub fn new(init: &CcInit, policy: Policy, min_bps: Option<u64>, max_bps: Option<u64>) -> Self {
+        let pps = |bps: u64| bps as f64 / (init.mss as f64 * 8.0);
+        let mut cc = Self {
+            policy,
+            min_pps: min_bps.map_or(0.0, pps),
+            max_pps: max_bps.map_or(f64::INFINITY, pps),
+            phase: Phase::Startup,
+            bw_rounds: [0.0; BW_ROUNDS],
+            round: 0,
+            round_start: init.now,
+            min_rtt: None,
+            base_outlived: false,
+            draining_since: None,
+            round_min_rtt: None,
+            capacity: None,
+            last_round: Duration::ZERO,
+            min_reported_rtt: None,
+            round_reports: (0.0, 0),
+            round_report_losses: ReportLosses::default(),
+            last_report: None,
+            lost_since_report: 0,
+            last_loss_rtt: None,
+            full_bw: 0.0,
+            flat_rounds: 0,
+            restarted: false,
+            approaching: false,
+            jump: (policy == Policy::Fair).then_some(Jump::UNMEASURED),
+            startup_repair_rounds: 0,
+            probe_base: 0.0,
+            headroom_probes: 0,
+            peak_bw: None,
+            cycle: 0,
+            draining_queue: false,
+            queue_rounds: 0,
+            restrained: false,
+            foreign_queue: false,
+            rounds_since_cut: 0,
+            calm_rounds: 0,
+            streak_queue: Duration::ZERO,
+            residual_queue: Duration::ZERO,
+            queue_to_drain: Duration::ZERO,
+            queue_last_round: false,
+            round_last_rtt: None,
+            last_round_end_rtt: None,
+            round_lost: 0,
+            round_acked: 0,
+            round_jumped: false,
+            quiet_lost: 0.0,
+            quiet_sent: 0.0,
+            scavenger_scale: 1.0,
+            first_seq: init.isn,
+            sent_a_round_ago: init.isn,
+            sent_at_round_start: init.isn,
+            largest_sent: init.isn,
+            retransmitted: 0,
+            retransmitted_at_round_start: 0,
+            sent_pps: 0.0,
+            sent_all_pps: 0.0,
+            sent_all_pps_before: 0.0,
+            receiver_warm: false,
+            lost_last_round: false,
+            peer_window: f64::from(init.peer_flow_window),
+            window: 0,
+            app_limited: false,
+            suspect_rounds: 0,
+            checking_base: false,
+            base_check_end: None,
+        };
+        cc.window = cc.model_window();
+        cc
+    }
+
+    /// The window the model allows, packets: it changes only with a sample.
+    fn model_window(&self) -> u32 {
+        if self.checking_base {
+            return MIN_WINDOW as u32;
+        }
+        let bw = self.bandwidth();
+        let rtt = (self.base_rtt() + ACK_INTERVAL).as_secs_f64();
+        let window = if self.phase == Phase::Startup {
+            // Startup's own gain: enough to double, no more (its surplus only fills the queue);
+            // never below the initial window (the first round may have carried a few packets).
+            // Under random loss, at least what holes hold back: the cumulative ACK waits a
+            // round trip for a retransmission, and `RECOVERY_ALLOWANCE` more when that is lost
+            // too. Doubling's window covers that from about 40 ms; at 10 ms it is 58 ms of
+            // data, and at 1 Gbit/s with 5 % loss start-up stalled behind holes in two lab runs
+            // of three and ended at 40–150 Mbit/s.
+            let bw = bw.max(self.jump.map_or(0.0, |j| j.floor));
+            let holes = if self.loss_rate() > 0.0 {
+                bw * (rtt + RECOVERY_ALLOWANCE.as_secs_f64())
+            } else {
+                0.0
+            };
+            (STARTUP_GAIN * bw * rtt).max(holes).max(INITIAL_WINDOW)
+        } else if bw > 0.0 {
+            bw * (WINDOW_GAIN * rtt + RECOVERY_ALLOWANCE.as_secs_f64())
+        } else {
+            INITIAL_WINDOW * STARTUP_GAIN
+        };
+        window.clamp(MIN_WINDOW, u32::MAX as f64) as u32
+    }
+
+    /// A delivery sample bounded by what was sent: the last round's send rate, or before a
+    /// round completed the pacing rate. A report over one ACK interval that holds a probe
+    /// train (see [`START_TRAIN`]) reads the train's burst, not the rate: uncapped, the first
+    /// round's reports put start-up at the link after one round and 2.9 times past it after
+    /// the next (the simulator at 100 Mbit/s, 300 ms: 2 107 drops where there were none).
+    ///
+    /// The send rate counts new data only (see `next_round`), except for a collapsed flow: it
+    /// is bounded by the larger of what it sent last round, retransmissions too, and what it
+    /// paces at now. After a stall such a flow resends the stall's losses for seconds and sends
+    /// no new data; its bound then fell back to the pacing rate of the round a report arrived
+    /// in, and a probe's deliveries, reported in the drain round after it, were capped below
+    /// the estimate: at 1 Gbit/s, 10 ms the rate stayed at 12 Mbit/s for the 5 s measured in
+    /// seeds 7 and 9 of twelve (`stall_recovery_across_seeds`).
+    fn capped(&self, sample: f64) -> f64 {
+        let mut sent = if self.sent_pps > 0.0 {
+            self.sent_pps
+        } else {
+            self.pacing_pps()
+        };
+        if self.collapsed(self.bandwidth()) {
+            sent = sent.max(self.sent_all_pps).max(self.pacing_pps());
+        }
+        sample.min(DELIVERY_CAP * sent)
+    }
+
+    /// The random-loss rate: losses per packet sent over recent quiet rounds.
+    fn loss_rate(&self) -> f64 {
+        if self.quiet_sent > 0.0 {
+            (self.quiet_lost / self.quiet_sent).min(1.0)
+        } else {
+            0.0
+        }
+    }
+
+    fn bandwidth(&self) -> f64 {
+        self.bw_rounds.iter().copied().fold(0.0, f64::max)
+    }
+
+    fn base_rtt(&self) -> Duration {
+        self.min_rtt.map_or(DEFAULT_RTT, |(r, _)| r)
+    }
+
+    /// How far this round's smallest receiver-reported RTT sat above the base RTT: the queue
+    /// that stood all round. `None` when the round gave no report (then nothing is known).
+    fn queueing_delay(&self) -> Option<Duration> {
+        Some(self.round_min_rtt?.saturating_sub(self.min_rtt?.0))
+    }
+
+    /// Whether that queue is more than jitter: more than a small one for a fair cruising flow
+    /// that shares the link (see [`SMALL_QUEUE_FRACTION`]).
+    fn queue_standing(&self) -> Option<bool> {
+        let delay = self.queueing_delay()?;
+        let small_counts = self.policy == Policy::Fair
+            && self.phase == Phase::Cruise
+            && self.link_share(self.bandwidth()).is_some();
+        Some(if small_counts {
+            self.exceeds(delay, SMALL_QUEUE_FRACTION, SMALL_QUEUE_SLACK)
+        } else {
+            self.is_queue(delay)
+        })
+    }
+
+    fn gain(&self) -> f64 {
+        match self.phase {
+            Phase::Startup if self.approaching => APPROACH_GAIN,
+            Phase::Startup => STARTUP_GAIN,
+            Phase::Drain => 1.0 / STARTUP_GAIN,
+            Phase::Cruise if self.draining_queue => self.drain_gain(),
+            // Beside another flow's queue (see `FOREIGN_BACKOFF`): no probe, the cycle's drain.
+            Phase::Cruise if self.foreign_queue && self.cycle == 1 => CYCLE[1],
+            Phase::Cruise if self.foreign_queue => 1.0,
+            Phase::Cruise if CYCLE[self.cycle] == 1.0 => {
+                // Hold phases drain what queue is left below the threshold: the max filter's
+                // noise keeps the estimate a percent or so above the link, and that queue builds
+                // slowly, round after round.
+                let round = self.round_length().as_secs_f64();
+                (1.0 - self.residual_queue.as_secs_f64() / round).max(DRAIN_QUEUE_GAIN)
+            }
+            Phase::Cruise if self.cycle == 0 => 1.0 + self.probe_extra(),
+            // The drain after a probe: as deep as the probe was high, but no deeper than the
+            // cycle's (see `MAX_PROBE_EXTRA`).
+            Phase::Cruise => (1.0 - self.probe_extra()).max(CYCLE[1]),
+        }
+    }
+
+    /// The share of the link capacity the receiver's packet pairs measure that an estimate of
+    /// `bw` holds, where it is under [`ALONE`] (the flow shares the link); `None` for a flow
+    /// alone on the link, or before the capacity is known.
+    fn link_share(&self, bw: f64) -> Option<f64> {
+        self.capacity.map(|c| bw / c).filter(|&share| share < ALONE)
+    }
+
+    /// The gain that drains a standing queue: by share for a fair flow that shares the link
+    /// (see [`DRAIN_SHARE`]), no deeper than [`SMALL_DRAIN`] for a queue under the usual
+    /// threshold.
+    fn drain_gain(&self) -> f64 {
+        match self.link_share(self.bandwidth()) {
+            Some(share) if self.policy == Policy::Fair => {
+                let by_share =
+                    (1.0 - (1.0 - DRAIN_QUEUE_GAIN) * share / DRAIN_SHARE).max(DEEPEST_DRAIN);
+                if self.is_queue(self.queue_to_drain) {
+                    by_share
+                } else {
+                    let round = self.round_length().as_secs_f64();
+                    by_share.max(1.0 - SMALL_DRAIN * self.queue_to_drain.as_secs_f64() / round)
+                }
+            }
+            _ => DRAIN_QUEUE_GAIN,
+        }
+    }
+
+    /// How far the probe raises the rate, as a share of the estimate (its drain lowers it by
+    /// as much, at most by a quarter). A fair flow that shares the link the receiver's
+    /// packet pairs measure adds at least [`SHARE_PROBE`] of what the other flows hold of that
+    /// link: nearly the same amount for every small flow, less for a large one, so that a small
+    /// flow gains more by its probe than a large one (additive increase; the drains every flow
+    /// makes for a standing queue are the multiplicative decrease).
+    fn probe_extra(&self) -> f64 {
+        let probe = CYCLE[0] - 1.0;
+        let bw = self.bandwidth();
+        let Some(c) = self
+            .capacity
+            .filter(|_| self.policy == Policy::Fair && bw > 0.0)
+        else {
+            return probe;
+        };
+        let sharing = self.link_share(bw).is_some();
+        // Where a round is mostly ACK interval the quarter is scaled to the base RTT's part of
+        // it: alone (see `ALONE`) below `ALONE_SCALED_BELOW`, sharing the link below
+        // `SHARED_SCALED_BELOW`. Not where the capacity reads low.
+        let scaled_below = if sharing {
+            SHARED_SCALED_BELOW
+        } else {
+            ALONE_SCALED_BELOW
+        };
+        let base_of_round = self.probe_share();
+        let short_path = base_of_round <= scaled_below;
+        let least = if bw <= CAPACITY_CREDIBLE * c && short_path {
+            probe * base_of_round
+        } else {
+            probe
+        };
+        if sharing {
+            // Sharing the link: at least a tenth of what the others hold, unscaled; on a short
+            // path no more than `SHARED_PROBE_QUEUE` of a base RTT of queue.
+            let others = SHARE_PROBE * (c / bw - 1.0);
+            let others = if short_path {
+                others.min(SHARED_PROBE_QUEUE * base_of_round * c / bw)
+            } else {
+                others
+            };
+            least.max(others).min(MAX_PROBE_EXTRA)
+        } else {
+            least
+        }
+    }
+
+    /// The base RTT's share of a round (rounds end at the first ACK after their length).
+    fn probe_share(&self) -> f64 {
+        let round = self.round_length().max(self.last_round);
+        self.base_rtt().as_secs_f64() / round.as_secs_f64()
+    }
+
+    /// What hold and probe rounds pace from. For a fair cruising flow that shares the link and
+    /// has gone [`CALM_ROUNDS`] without another flow's queue: the largest of its last
+    /// [`RECENT_ROUNDS`] round samples, at least [`RECENT_FLOOR`] of the ten-round maximum
+    /// `bw`. Otherwise `bw`.
+    ///
+    /// Drains for a queue start from the maximum (but pace no faster than a hold would), and so
+    /// do rounds beside another flow's queue: a flow yields to a loss-based flow only through
+    /// its drains. Beside the model of CUBIC (seeds 1–8, last 100 s of 120 at 30 / 100 ms) haul
+    /// kept 27.4 / 26.2 Mbit/s before and 27.6 / 26.7 with this rule; with the drains from the
+    /// recent rounds too, 23.9 / 23.3, and 20.0 / 20.9 with every use of the estimate.
+    fn hold_estimate(&self, bw: f64) -> f64 {
+        let recent_counts = self.policy == Policy::Fair
+            && self.phase == Phase::Cruise
+            && self.calm_rounds >= CALM_ROUNDS
+            && self.link_share(bw).is_some();
+        if !recent_counts {
+            return bw;
+        }
+        let recent = (0..RECENT_ROUNDS)
+            .map(|back| self.bw_rounds[(self.round + BW_ROUNDS - back) % BW_ROUNDS])
+            .fold(0.0, f64::max);
+        recent.max(RECENT_FLOOR * bw)
+    }
+
+    fn pacing_pps(&self) -> f64 {
+        let bw = self.bandwidth();
+        let initial = STARTUP_GAIN * INITIAL_WINDOW / self.base_rtt().as_secs_f64();
+        let rate = if self.phase == Phase::Startup {
+            // No slower than the first round: a conversation's first exchanges (a handshake, a
+            // request) measure a few packets, not the path.
+            let rate = (self.gain() * bw).max(initial);
+            match self.jump {
+                // The approach grows past a capacity read low.
+                Some(jump) if !self.approaching => rate.min(jump.ceiling).max(jump.floor),
+                _ => rate,
+            }
+        } else if bw > 0.0 && self.draining_queue {
+            (self.gain() * bw).min(self.hold_estimate(bw))
+        } else if bw > 0.0 {
+            self.gain() * self.hold_estimate(bw)
+        } else {
+            initial
+        };
+        let rate = if self.checking_base {
+            rate.min(BASE_CHECK_PACKETS / self.base_rtt().as_secs_f64())
+        } else {
+            rate
+        };
+        let scale = match self.policy {
+            Policy::Fair => 1.0,
+            Policy::Scavenger => self.scavenger_scale,
+        };
+        (rate * scale)
+            .clamp(self.min_pps.min(self.max_pps), self.max_pps)
+            .max(1.0)
+    }
+
+    /// A scavenger cruising below its estimate: its deliveries measure its own restraint, not
+    /// the path, so they neither age the estimate nor feed it. When the estimate followed it
+    /// down, a scavenger came back from a trickle at 1.25× per probing cycle once the other
+    /// traffic was gone (in the lab: 100 s from 12 kbit/s to a 100 Mbit/s link after a TCP flow
+    /// ended); when its samples still fed a frozen estimate, the maximum ratcheted up on noise
+    /// (12 % above a 1 %-lossy link in the simulator).
+    fn holding_back(&self) -> bool {
+        self.policy == Policy::Scavenger
+            && self.phase == Phase::Cruise
+            && self.scavenger_scale < 1.0
+    }
+
+    /// A fair flow cruising at a quarter of its peak or more: its round's delivery sample is the
+    /// mean of the round's reports, not the largest. Each report is off by a packet or a batch
+    /// (and, under random loss, by the loss's spread), and the largest of ~30 a round, kept by a
+    /// filter of ten rounds, read 2.3 % above a 100 Mbit/s lab link: every hold round queued, and
+    /// the drains that followed left the link idle (docs/journal/congestion.md, session 20).
+    /// Start-up and a collapsed flow keep the largest: their rate climbs within a round, and the
+    /// recovery rules wait on single reports seeing it. So does the scavenger, whose own scale
+    /// decides how fast it comes back.
+    fn steady(&self) -> bool {
+        self.phase == Phase::Cruise
+            && self.policy == Policy::Fair
+            && !self.collapsed(self.bandwidth())
+    }
+
+    /// Whether a round whose smallest RTT showed a standing queue (`standing`) ends start-up: a
+    /// start-up entered again from cruise always (the path held traffic a moment ago), a fair
+    /// flow's first one once the link capacity is believed (see [`CAPACITY_PACKETS`]). A newcomer
+    /// beside flows that hold the link never nears the capacity, and doubling on filled the
+    /// buffer that the next newcomers took for their base RTT; before the capacity is believed, a
+    /// flow that started into a full buffer has measured nothing, and stopping there starved it
+    /// (docs/journal/congestion.md, "A start-up that meets a standing queue").
+    fn queue_ends_startup(&self, standing: Option<bool>) -> bool {
+        standing == Some(true)
+            && (self.restarted || (self.policy == Policy::Fair && self.capacity.is_some()))
+    }
+
+    /// Whether `rate` is below [`COLLAPSED`] of the largest estimate of the last 30 s.
+    fn collapsed(&self, rate: f64) -> bool {
+        rate < COLLAPSED * self.peak_bw.map_or(0.0, |(peak, _)| peak)
+    }
+
+    /// Whether a loss in start-up whose report took `rtt` came out of a buffer this flow has
+    /// filled: the packet after the hole sat behind at least [`OVERFLOW_QUEUE`] of a base RTT of
+    /// queue, and the last round no longer grew. Random loss over a short queue does not qualify,
+    /// nor does a loss while the flow still grows, as a newcomer does in a queue that other flows
+    /// keep full: its start-up goes on (newcomers that stopped at such a loss kept a fifth of a
+    /// fair share for seconds).
+    fn overflowed(&self, rtt: Duration) -> bool {
+        let base = self.base_rtt();
+        self.flat_rounds >= 1 && rtt.saturating_sub(base) >= base.mul_f64(OVERFLOW_QUEUE)
+    }
+
+    /// Whether the receiver's capacity reports come from a window of pairs (see
+    /// [`CAPACITY_PACKETS`]).
+    fn capacity_believed(&self) -> bool {
+        self.sent_a_round_ago.saturating_sub(self.first_seq) >= CAPACITY_PACKETS
+    }
+
+    /// Whether start-up delivers nearly the link capacity `ack` reports (see
+    /// [`NEAR_CAPACITY`]). A newcomer beside flows that hold the link never does.
+    fn near_capacity(&self, ack: &AckSample) -> bool {
+        let Some(capacity) = resolved_capacity(ack) else {
+            return false;
+        };
+        let bw = self.bandwidth();
+        self.capacity_believed()
+            && bw >= NEAR_CAPACITY * capacity
+            && bw <= CAPACITY_CREDIBLE * capacity
+    }
+
+    /// The first start-up's bounds follow each capacity report until a sample of the sender's
+    /// own shows a queue (then the pipe holds other traffic, or is full). A report at the
+    /// receiver's resolution says nothing; one still at the reference's default is low, and a
+    /// low floor does nothing — but as a ceiling it would hold start-up down, so the ceiling
+    /// waits, as the approach does, for a window of pairs (see [`CAPACITY_PACKETS`]), and is
+    /// not set where the flow already delivers well above the capacity (read too low).
+    fn follow_capacity(&mut self, ack: &AckSample) {
+        if self.phase != Phase::Startup || self.jump.is_none() {
+            return;
+        }
+        if ack.rtt_sample.is_some_and(|s| self.shows_queue(s)) {
+            tracing::debug!(sample = ?ack.rtt_sample, capacity = ?ack.link_capacity, "start-up's jump ends at a queue");
+            self.jump = None;
+        } else if let Some(capacity) = resolved_capacity(ack) {
+            self.jump = Some(Jump {
+                floor: JUMP * capacity,
+                ceiling: if self.capacity_believed()
+                    && self.bandwidth() <= CAPACITY_CREDIBLE * capacity
+                {
+                    capacity
+                } else {
+                    f64::INFINITY
+                },
+            });
+        }
+    }
+
+    /// Whether a base-RTT check may begin at `now`: fair flows only, none running, and none
+    /// ended in the last [`MIN_RTT_LIFETIME`].
+    fn may_check_base(&self, now: Instant) -> bool {
+        self.policy == Policy::Fair
+            && !self.checking_base
+            && self
+                .base_check_end
+                .is_none_or(|end| now.saturating_duration_since(end) >= MIN_RTT_LIFETIME)
+    }
+
+    fn begin_base_check(&mut self, now: Instant) {
+        tracing::debug!(base = ?self.base_rtt(), bw = self.bandwidth(), "heavy loss and no queue in sight: checking the base RTT");
+        self.suspect_rounds = 0;
+        self.checking_base = true;
+        self.base_check_end = Some(now + self.base_rtt() + BASE_CHECK_EXTRA);
+    }
+
+    /// Ends a base-RTT check that has run its time.
+    fn end_base_check(&mut self, now: Instant) {
+        if self.checking_base && self.base_check_end.is_some_and(|end| now >= end) {
+            tracing::debug!(base = ?self.base_rtt(), "base-RTT check ends");
+            self.checking_base = false;
+            self.window = self.model_window();
+        }
+    }
+
+    /// Whether an RTT sits further above the base RTT than jitter explains: a queue.
+    fn shows_queue(&self, sample: Duration) -> bool {
+        self.is_queue(sample.saturating_sub(self.base_rtt()))
+    }
+
+    /// Whether a queueing delay is more than jitter by the usual threshold.
+    fn is_queue(&self, delay: Duration) -> bool {
+        self.exceeds(delay, QUEUE_FRACTION, QUEUE_SLACK)
+    }
+
+    /// Whether a queueing delay is more than `fraction` of the base RTT plus `slack`.
+    fn exceeds(&self, delay: Duration, fraction: f64, slack: Duration) -> bool {
+        delay > self.base_rtt().mul_f64(fraction) + slack
+    }
+
+    /// Start-up approaching the link saw a queue in `sample`, one of its own unsmoothed RTT
+    /// samples (the receiver's smoothed RTT lags the queue by rounds on long paths): the pipe is
+    /// full.
+    fn end_approach(&mut self, now: Instant, sample: Option<Duration>) {
+        if self.phase == Phase::Startup
+            && self.approaching
+            && sample.is_some_and(|s| self.shows_queue(s))
+        {
+            tracing::debug!(?sample, "start-up approaching the link sees a queue");
+            self.drain_from_here(now);
+        }
+    }
+
+    /// What loss reports say of the queue: the smaller RTT sample of this report and the last
+    /// one before it that had a sample (`None` for the first). A single report can be late by a
+    /// round trip or more with no queue at all: when the first report of a gap is lost on the
+    /// way back (the lab loses ACKs and NAKs as it loses data), the receiver's timer repeats it
+    /// before anything was retransmitted, and it reads as a first report; a real overflow drops
+    /// many packets and every report after it shows the queue. (At 1 Gbit/s, 100 ms, 5 % both
+    /// ways, one such report, 240 ms after the packet behind the hole left, ended start-up at
+    /// ~30 Mbit/s in one lab run of 36 — and every time with that run's seed.)
+    fn loss_queue_rtt(&mut self, sample: Option<Duration>) -> Option<Duration> {
+        let sample = sample?;
+        self.last_loss_rtt
+            .replace(sample)
+            .map(|last| last.min(sample))
+    }
+
+    /// A delivery-rate report arrived: the losses reported since the last one belong to the
+    /// span between the two (the receiver reports a gap the moment the packet after it arrives,
+    /// and sends both reports back on the same path), as do the arrivals the rate counts.
+    fn count_report_span(&mut self, now: Instant) {
+        if let Some(last) = self.last_report.replace(now) {
+            let span = now.saturating_duration_since(last).as_secs_f64();
+            self.round_report_losses.lost += self.lost_since_report as f64;
+            self.round_report_losses.span += span;
+        }
+        self.lost_since_report = 0;
+    }
+
+    /// Start-up found the pipe full mid-round: the round ends here and a whole round of drain
+    /// follows, instead of waiting for rounds that no longer grow.
+    fn drain_from_here(&mut self, now: Instant) {
+        self.next_round(now);
+        self.phase = Phase::Drain;
+    }
+
+    fn update_min_rtt(&mut self, now: Instant, sample: Duration) {
+        if std::mem::take(&mut self.base_outlived) {
+            self.min_rtt = Some((sample, now));
+        } else {
+            keep_minimum(&mut self.min_rtt, now, sample);
+        }
+    }
+
+    /// Counts how long a fair flow has drained for a queue that stands, round after round
+    /// (`drained`: the round that ended did), and past [`DRAIN_OUTLIVES_BASE`] and
+    /// [`DRAIN_OUTLIVES_ROUNDS`] lets its base RTT expire.
+    fn watch_drain_streak(&mut self, now: Instant, drained: bool) {
+        if !drained {
+            self.draining_since = None;
+            return;
+        }
+        let (since, rounds) = self.draining_since.get_or_insert((now, 0));
+        *rounds += 1;
+        if now.saturating_duration_since(*since) >= DRAIN_OUTLIVES_BASE
+            && *rounds > DRAIN_OUTLIVES_ROUNDS
+        {
+            tracing::debug!(
+                isn = self.first_seq,
+                base = ?self.base_rtt(),
+                "drained on for a queue that stays: the base RTT expires"
+            );
+            self.base_outlived = true;
+            self.draining_since = None;
+        }
+    }
+
+    /// Whether a standing queue is another flow's (see [`FOREIGN_QUEUE_ROUNDS`]), from how this
+    /// cruising round ended; beside one, a round with losses cuts the estimate.
+    fn watch_foreign_queue(
+        &mut self,
+        standing: Option<bool>,
+        queueing: Option<Duration>,
+        round_lost: u64,
+        bw: f64,
+    ) {
+        let queue = queueing.unwrap_or_default();
+        if self.queue_rounds == 0 {
+            self.streak_queue = queue;
+        }
+        match standing {
+            Some(true) if round_lost == 0 => self.queue_rounds += 1,
+            Some(true) if !self.foreign_queue => self.queue_rounds = 0,
+            Some(true) | None => {}
+            Some(false) => {
+                self.queue_rounds = 0;
+                self.foreign_queue = false;
+            }
+        }
+        if self.policy == Policy::Fair
+            && self.queue_rounds >= FOREIGN_QUEUE_ROUNDS
+            && queue >= self.streak_queue + QUEUE_SLACK
+            && self.is_queue(queue)
+            && !self.foreign_queue
+        {
+            tracing::debug!(
+                bw,
+                "a queue grew through drains without loss: another flow's"
+            );
+            self.foreign_queue = true;
+        }
+        self.rounds_since_cut = self.rounds_since_cut.saturating_add(1);
+        if self.foreign_queue && round_lost > 0 && self.rounds_since_cut >= FOREIGN_CUT_ROUNDS {
+            tracing::debug!(bw, "loss beside another flow's queue: cut");
+            self.rounds_since_cut = 0;
+            self.scale_estimate(FOREIGN_BACKOFF);
+        }
+    }
+
+    /// A standing queue formed in a hold round of a fair flow that shares the link: give back in
+    /// proportion to the share (see [`SHARE_CUT`]).
+    fn cut_by_share(&mut self, bw: f64) {
+        let Some(share) = self.link_share(bw) else {
+            return;
+        };
+        let factor = 1.0 - SHARE_CUT * share;
+        tracing::debug!(
+            isn = self.first_seq,
+            bw,
+            factor,
+            "a queue in a hold round: cut by share"
+        );
+        self.scale_estimate(factor);
+    }
+
+    /// The last RTT sample of this round and of the round before: the queue at the rounds'
+    /// ends (a round's smallest sample comes early in a round whose queue grows).
+    fn round_end_rtts(&self) -> Option<(Duration, Duration)> {
+        self.round_last_rtt.zip(self.last_round_end_rtt)
+    }
+
+    /// A cruising fair flow's round delivered `delivered` packets per second (what arrived and
+    /// what random loss took): if that is less than it sent while the queue grew, the flows'
+    /// estimates add up to more than the link (see [`OVERSUBSCRIBED`]).
+    fn cut_to_delivery(&mut self, delivered: f64) {
+        let sent = self.sent_all_pps.min(self.sent_all_pps_before);
+        let bw = self.bandwidth();
+        if sent <= 0.0
+            || delivered >= OVERSUBSCRIBED * sent
+            || delivered < OVERSUBSCRIBED_FLOOR * sent
+            || self.collapsed(bw)
+        {
+            return;
+        }
+        let queue_grew = self
+            .round_end_rtts()
+            .is_some_and(|(now, before)| now > before + QUEUE_SLACK);
+        if !queue_grew {
+            return;
+        }
+        let weight = self.link_share(bw).map_or(1.0, |share| {
+            (share / DRAIN_SHARE).powi(2).min(OVERSUBSCRIBED_WEIGHT)
+        });
+        let factor = 1.0 - (1.0 - delivered / sent) * weight;
+        tracing::debug!(
+            isn = self.first_seq,
+            delivered,
+            sent,
+            factor,
+            "the queue grew and the round delivered less than it sent: cut"
+        );
+        self.scale_estimate(factor.max(OVERSUBSCRIBED_DEEPEST));
+    }
+
+    /// A drain round ended with a standing queue and `round_lost` packets lost: if the queue
+    /// did not shrink over the round while the buffer dropped packets, the estimate overruns
+    /// the link (see [`OVERRUN_CUT`]). Whether it shrank is read at the rounds' ends: a round's
+    /// smallest RTT comes early in a round whose queue grows (a hold round paced a little over
+    /// the link), so the drain round after it, which shrinks the queue but not yet below that,
+    /// read as held (the lab at 100 Mbit/s, 300 ms, 5 %: two cuts, the rate at 0.64).
+    fn cut_for_overrun(&mut self, bw: f64, round_lost: u64, sent_all: u64) {
+        let Some(capacity) = self.capacity else {
+            return;
+        };
+        let queue_held = self
+            .round_end_rtts()
+            .is_some_and(|(now, before)| now + QUEUE_SLACK >= before);
+        let floor = OVERRUN_SHARE * capacity;
+        let delivered = self.bw_rounds[self.round] >= OVERRUN_DELIVERY * self.sent_all_pps;
+        let share = self.link_share(bw);
+        let loss_rate = self.loss_rate();
+        let random = if share.is_none() && loss_rate < MAX_RANDOM_LOSS {
+            OVERRUN_RANDOM * loss_rate * sent_all as f64
+        } else {
+            0.0
+        };
+        if !queue_held || (round_lost as f64) <= random || bw < floor || !delivered {
+            return;
+        }
+        let factor = share.map_or(OVERRUN_CUT, |share| 1.0 - OVERRUN_SHARE_CUT * share);
+        let cut = (factor * bw).max(floor);
+        if cut < bw {
+            tracing::debug!(
+                isn = self.first_seq,
+                bw,
+                cut,
+                round_lost,
+                loss_rate,
+                "a drain into an overflowing queue: cut"
+            );
+            for slot in &mut self.bw_rounds {
+                *slot = slot.min(cut);
+            }
+        }
+    }
+
+    /// Scales every round of the bandwidth filter by `factor`.
+    fn scale_estimate(&mut self, factor: f64) {
+        for slot in &mut self.bw_rounds {
+            *slot *= factor;
+        }
+    }
+
+    /// How long a round lasts: a round trip, and at least one ACK interval more so that every
+    /// round sees ACKs.
+    fn round_length(&self) -> Duration {
+        let rtt = self.base_rtt() + ACK_INTERVAL;
+        let bw = self.bandwidth();
+        // Only once cruising: in start-up a UDT4 receiver's first reports (16 packets per
+        // second) would stretch the first rounds to a second each.
+        if bw > 0.0 && self.phase == Phase::Cruise {
+            rtt.max(Duration::from_secs_f64(MIN_ROUND_PACKETS / bw).min(MAX_ROUND))
+        } else {
+            rtt
+        }
+    }
+
+    /// Runs once per round: ages the bandwidth filter, advances the phase, updates the loss rate.
+    fn next_round(&mut self, now: Instant) {
+        // A round in which the sender ran out of data measured the application, not the path:
+        // it neither ages the bandwidth filter nor counts towards leaving startup or probing
+        // (a request–response conversation like rsync's otherwise paced its next burst at the
+        // trickle of the last exchange — seconds for 64 KiB on loopback).
+        // Unless a queue stood all through it: then the path was the limit after all (a
+        // receiver short of CPU queues in its socket buffer while the sender's writer, on the
+        // same cores, falls behind now and then too).
+        // A scavenger holding back measures its own restraint, just the same (see
+        // `holding_back`).
+        let holding_back = self.holding_back();
+        let (sum, reports) = std::mem::take(&mut self.round_reports);
+        let round_mean = (reports > 0).then(|| self.capped(sum / f64::from(reports)));
+        if let Some(mean) = round_mean {
+            let slot = &mut self.bw_rounds[self.round];
+            *slot = slot.max(mean);
+        }
+        let report_losses = std::mem::take(&mut self.round_report_losses);
+        let app_limited = (std::mem::take(&mut self.app_limited)
+            && self.queue_standing() != Some(true))
+            || holding_back
+            || self
+                .base_check_end
+                .is_some_and(|end| end >= self.round_start);
+        // In startup, the sender's own delivery sample too: what this round's ACKs acknowledged,
+        // per second. A UDT4 receiver's estimator starts at one packet per second and needs a
+        // few rounds to warm up. Later the receiver's reports alone count: when a hole fills, the
+        // cumulative ACK jumps over a round trip of deliveries, which would read as a burst.
+        self.last_round = now.saturating_duration_since(self.round_start);
+        let elapsed = self.last_round.as_secs_f64();
+        if elapsed > 0.0 && self.round_acked > 0 && !holding_back {
+            let own = self.capped(self.round_acked as f64 / elapsed);
+            let slot = &mut self.bw_rounds[self.round];
+            if self.round_jumped && self.phase != Phase::Startup {
+                // The cumulative ACK jumped over a hole filled by a retransmission and counted
+                // rounds of earlier deliveries at once (start-up, before the receiver's reports
+                // are warm, has only this count). A flow held by its window behind a lost
+                // retransmission read 43 509 packets per second on an 8 500 packets per second
+                // link this way, though no loss was reported in that round or the one before,
+                // and flooded four flows' shared queue for the ten rounds the filter kept it.
+            } else if app_limited {
+                // Time without data to send is in the round: a lower bound, nothing more.
+                *slot = slot.max(own);
+            } else if self.phase == Phase::Startup && !self.receiver_warm {
+                // Only until the receiver's reports are warm (at least half of ours once), on
+                // a round that counted enough packets — by our ACKs or by its reports. Behind
+                // holes the cumulative ACK counts a handful while the receiver sees hundreds: a
+                // newcomer that lost most of its first rounds in a queue others kept full took
+                // 13 packets per second from its ACKs for its estimate, left start-up with it and
+                // starved (the simulator, four flows at 300 ms, seed 34 with jittered starts).
+                let counted = (self.round_acked as f64).max(*slot * elapsed);
+                self.receiver_warm = counted >= WARM_PACKETS as f64 && *slot >= own * WARM_REPORT;
+                if !self.receiver_warm {
+                    *slot = own;
+                }
+            } else if self.round_lost == 0 && !self.lost_last_round {
+                // Later only in rounds without loss: ours reads the cumulative ACK's jump over
+                // a filled hole as a burst of deliveries (it would pace far above the link),
+                // but without holes it is exact — and a UDT4 receiver's report is not: its
+                // median of arrival gaps runs 5–10 % below what arrives and misses a probe
+                // (seen on loopback: stuck at 50 Mbit/s, every probe unseen, for 40 s).
+                *slot = slot.max(own);
+            }
+        }
+        self.lost_last_round = self.round_lost > 0;
+        // New packets sent this round, and every packet sent (retransmissions too).
+        let sent = self.largest_sent.saturating_sub(self.sent_at_round_start);
+        let sent_all = sent
+            + self
+                .retransmitted
+                .saturating_sub(self.retransmitted_at_round_start);
+        if elapsed > 0.0 {
+            // A round in which the sender ran dry (or sat idle between bursts) understates what
+            // it sends while it has data: that is the pacing rate. New data only: a flow busy
+            // with repairs has its estimate held down, a response to loss that sharing needs
+            // (counting retransmissions too, four flows at 300 ms with jittered starts had a
+            // median Jain index of 0.77–0.78 in two sets of 48 seeds, against 0.86 without).
+            self.sent_all_pps_before = self.sent_all_pps;
+            self.sent_all_pps = sent_all as f64 / elapsed;
+            let pps = sent as f64 / elapsed;
+            self.sent_pps = if app_limited {
+                pps.max(self.pacing_pps())
+            } else {
+                pps
+            };
+            self.sent_a_round_ago = self.sent_at_round_start;
+            self.sent_at_round_start = self.largest_sent;
+            self.retransmitted_at_round_start = self.retransmitted;
+        }
+        // Unknown counts as a queue: only rounds known to be quiet may excuse their losses.
+        let standing = self.queue_standing();
+        let queue = standing.unwrap_or(true);
+        let queueing = self.queueing_delay();
+        // The residual queue read two ways — against the sender's base RTT and against the
+        // smallest reported RTT — each biased upward by a constant of its own (the sender's
+        // samples carry up to an ACK interval of delay, a UDT4 receiver's RTT a millisecond of
+        // its processing on loopback): the smaller reading is the safer one. Draining on a
+        // bias alone would lower the rate round after round.
+        let residual = self
+            .round_min_rtt
+            .zip(self.min_reported_rtt)
+            .map(|(round, (base, _))| round.saturating_sub(base))
+            .zip(queueing)
+            .map(|(reported, sender)| reported.min(sender));
+        // Loss reports lag the drops by a round trip: a round's losses are random only if
+        // neither it nor the round before had a standing queue.
+        let quiet = !queue && !self.queue_last_round;
+        self.queue_last_round = queue;
+        if quiet && sent_all > 0 {
+            // Losses without a queue are random: they set the rate to correct for. Counted
+            // against what was sent, not what was acknowledged: the cumulative ACK waits behind
+            // holes and jumps, so a round may acknowledge nothing or ten rounds' worth.
+            self.quiet_lost = LOSS_MEMORY * self.quiet_lost + self.round_lost as f64;
+            self.quiet_sent = LOSS_MEMORY * self.quiet_sent + sent_all as f64;
+        }
+        let loss_rate = self.loss_rate();
+        if quiet && loss_rate < MAX_RANDOM_LOSS && !app_limited {
+            // Corrected for random loss, a round still cannot have delivered more than was sent in
+            // it or in the round before (whose packets its reports partly count). The ten-round
+            // maximum of corrected samples picks their noise from above. Cruising, a round adds
+            // the losses reported over its reports' span to the mean rate they report: those
+            // are the same packets, lost or not, so the round's own luck cancels out, where the
+            // mean divided by 1 − the loss rate of recent rounds carried it (100 Mbit/s, 10 ms,
+            // 5 / 10 % loss, seeds 1–8: RTT +9.8 / +11.5 % → +5.5 / +7.0 %;
+            // docs/journal/congestion.md, "Losses counted where they happen").
+            let steady = self.steady();
+            let slot = &mut self.bw_rounds[self.round];
+            let sent_rate = self.sent_all_pps.max(self.sent_all_pps_before);
+            let served = round_mean
+                .filter(|_| steady)
+                .and_then(|mean| report_losses.served(mean, loss_rate));
+            let corrected = served.unwrap_or(*slot / (1.0 - loss_rate));
+            *slot = slot.max(corrected.min(sent_rate));
+        }
+        let bw = self.bandwidth();
+        // More lost than random loss ever explains: congestion, whatever the delay says. A flow
+        // that started into a standing queue took it for its base RTT and sees none; without
+        // this it went on losing four packets in five while the flows that saw the queue
+        // drained for it.
+        let heavy_loss = sent_all >= HEAVY_LOSS_PACKETS
+            && self.round_lost as f64 >= MAX_RANDOM_LOSS * sent_all as f64;
+        let round_lost = std::mem::take(&mut self.round_lost);
+        self.startup_repair_rounds = self.startup_repair_rounds.saturating_sub(1);
+        self.round_acked = 0;
+        self.round_jumped = false;
+        let (ended_phase, ended_cycle) = (self.phase, self.cycle);
+        let round_min_rtt = self.round_min_rtt.take();
+        match self.phase {
+            Phase::Startup if self.queue_ends_startup(standing) => {
+                tracing::debug!(bw, "start-up: a round's smallest RTT shows a queue");
+                self.phase = Phase::Drain;
+            }
+            // A scavenger starting into a queue has found other traffic (or filled the path):
+            // doubling on would overflow the queue and cut the other flow's window, which then
+            // takes seconds to grow back (CUBIC kept 50–64 of 100 Mbit/s at 30 ms; 83–90 since).
+            Phase::Startup
+                if self.policy == Policy::Scavenger
+                    && queueing.is_some_and(|q| q > SCAVENGER_TARGET) =>
+            {
+                self.phase = Phase::Drain;
+            }
+            Phase::Startup => {
+                if bw >= self.full_bw * STARTUP_GROWTH {
+                    self.full_bw = bw;
+                    self.flat_rounds = 0;
+                } else if !app_limited {
+                    self.flat_rounds += 1;
+                    if self.flat_rounds >= STARTUP_FLAT_ROUNDS {
+                        self.phase = Phase::Drain;
+                    }
+                }
+            }
+            // One round at the drain gain empties what startup queued.
+            Phase::Drain => {
+                self.phase = Phase::Cruise;
+                if self.jump.take().is_some() {
+                    self.startup_repair_rounds = REPEAT_AFTER_STARTUP_ROUNDS;
+                }
+                self.restarted = false;
+                self.approaching = false;
+            }
+            // A round without data to send measured the application, not the path, but a probe
+            // and its drain end all the same: held at the probe's gain, a writer a little slower
+            // than it sent what it had a quarter over the estimate round after round, and the
+            // queue that built was not drained (the lab, 1 Gbit/s, 600 ms, 10 %: five rounds
+            // at 1.25, the RTT 600 → 766 ms). As with data, the cycle waits while a queue is
+            // drained.
+            Phase::Cruise if app_limited => {
+                if self.cycle < FIRST_HOLD && !self.draining_queue {
+                    self.cycle += 1;
+                }
+            }
+            Phase::Cruise => {
+                let fair = self.policy == Policy::Fair;
+                if self.cycle == 1 {
+                    // The probe and the round after it (which sees most of its deliveries) had
+                    // no queue and delivered well above a collapsed estimate.
+                    let room = fair
+                        && quiet
+                        && self.collapsed(self.probe_base)
+                        && bw >= PROBE_HEADROOM * self.probe_base;
+                    self.headroom_probes = if room { self.headroom_probes + 1 } else { 0 };
+                }
+                // The link is back (see LINK_BACK).
+                let link_back = fair
+                    && quiet
+                    && self.collapsed(bw)
+                    && self.capacity.is_some_and(|c| bw <= LINK_BACK * c);
+                if link_back {
+                    tracing::debug!(bw, capacity = ?self.capacity, "start-up again: the link is back");
+                }
+                if self.headroom_probes >= HEADROOM_PROBES || link_back {
+                    self.headroom_probes = 0;
+                    self.phase = Phase::Startup;
+                    self.restarted = true;
+                    self.full_bw = bw;
+                    self.flat_rounds = 0;
+                    self.cycle = FIRST_HOLD;
+                } else {
+                    // A queue that outlives a round is ours to drain, unless it is another
+                    // flow's (`watch_foreign_queue`); probing resumes after.
+                    // Draining needs a queue seen, not merely one not ruled out: without an RTT
+                    // sample, draining every round would halve the rate every few rounds.
+                    self.watch_foreign_queue(standing, queueing, round_lost, bw);
+                    if fair && standing == Some(true) && !self.foreign_queue {
+                        if self.draining_queue {
+                            self.cut_for_overrun(bw, round_lost, sent_all);
+                        } else if ended_cycle >= FIRST_HOLD {
+                            self.cut_by_share(bw);
+                        }
+                    }
+                    if let Some(mean) = round_mean.filter(|_| fair && !self.foreign_queue) {
+                        self.cut_to_delivery(report_losses.served(mean, loss_rate).unwrap_or(mean));
+                    }
+                    self.draining_queue =
+                        (standing == Some(true) && !self.foreign_queue) || heavy_loss;
+                    let suspect = heavy_loss
+                        || (sent_all >= HEAVY_LOSS_PACKETS && loss_rate >= MAX_RANDOM_LOSS);
+                    self.suspect_rounds = if suspect && standing != Some(true) {
+                        self.suspect_rounds + 1
+                    } else {
+                        0
+                    };
+                    if self.suspect_rounds >= SUSPECT_ROUNDS && self.may_check_base(now) {
+                        self.begin_base_check(now);
+                    }
+                    self.queue_to_drain = queueing.unwrap_or_default();
+                    self.residual_queue = if queue {
+                        Duration::ZERO
+                    } else {
+                        residual.unwrap_or_default()
+                    };
+                    if !self.draining_queue {
+                        self.cycle = (self.cycle + 1) % CYCLE.len();
+                        // Collapsed: probe again at once instead of holding.
+                        if fair && self.collapsed(bw) && self.cycle >= FIRST_HOLD {
+                            self.cycle = 0;
+                        }
+                    }
+                }
+            }
+        }
+        // Only cruising rounds go on with a streak of drains: one without data to send, or a
+        // start-up again, ends it (the drain flag is left as it was by such rounds).
+        let drained = self.policy == Policy::Fair
+            && ended_phase == Phase::Cruise
+            && self.phase == Phase::Cruise
+            && !app_limited
+            && self.draining_queue
+            && standing == Some(true);
+        self.watch_drain_streak(now, drained);
+        if self.phase == Phase::Cruise {
+            keep_maximum(&mut self.peak_bw, now, bw);
+            if self.cycle == 0 {
+                self.probe_base = bw;
+            }
+        }
+        if self.policy == Policy::Scavenger {
+            // The queue of its own probe (seen in the probe's round and in the next, which gets
+            // its reports) is not other traffic.
+            let own_probe =
+                !holding_back && ended_phase == Phase::Cruise && ended_cycle < FIRST_HOLD;
+            self.scavenger_scale = match queueing {
+                Some(_) if own_probe => self.scavenger_scale,
+                Some(q) if q > SCAVENGER_TARGET => {
+                    let over = q.as_secs_f64() / SCAVENGER_TARGET.as_secs_f64() - 1.0;
+                    let factor = (1.0 - (1.0 - SCAVENGER_BACKOFF) * over).max(SCAVENGER_BACKOFF);
+                    (self.scavenger_scale * factor).max(SCAVENGER_FLOOR)
+                }
+                Some(q) => {
+                    let room = 1.0 - q.as_secs_f64() / SCAVENGER_TARGET.as_secs_f64();
+                    (self.scavenger_scale + SCAVENGER_STEP * room).min(1.0)
+                }
+                None => self.scavenger_scale,
+            };
+            if self.scavenger_scale < 1.0 {
+                // Yielding: no probing until the scale is back.
+                self.cycle = FIRST_HOLD;
+            }
+        }
+        // Draining on for a loss-free queue that stood through FOREIGN_QUEUE_ROUNDS drains
+        // without growing, while what it sends gets through: these rounds measure this flow's
+        // restraint, not the path, and do not age the estimate (see `FOREIGN_QUEUE_ROUNDS`).
+        let restrained = self.draining_queue
+            && self.queue_rounds >= FOREIGN_QUEUE_ROUNDS
+            && self.bw_rounds[self.round] >= RESTRAINED_DELIVERY * self.sent_all_pps;
+        if restrained && !self.restrained {
+            tracing::debug!(
+                isn = self.first_seq,
+                bw = self.bandwidth(),
+                "a queue that neither grows nor goes: draining on, the estimate holds"
+            );
+        }
+        self.restrained = restrained;
+        let round_sample = self.bw_rounds[self.round];
+        if !app_limited && !restrained {
+            self.round = (self.round + 1) % BW_ROUNDS;
+            self.bw_rounds[self.round] = 0.0;
+        }
+        self.calm_rounds = if self.foreign_queue {
+            0
+        } else {
+            self.calm_rounds.saturating_add(1)
+        };
+        self.round_start = now;
+        self.last_round_end_rtt = self.round_last_rtt.take();
+        tracing::trace!(
+            isn = self.first_seq,
+            phase = ?self.phase,
+            gain = self.gain(),
+            cycle = self.cycle,
+            draining = self.draining_queue,
+            foreign = self.foreign_queue,
+            queue_rounds = self.queue_rounds,
+            round_min_rtt = ?round_min_rtt,
+            residual = ?self.residual_queue,
+            bw_pps = self.bandwidth(),
+            round_sample,
+            min_rtt = ?self.min_rtt.map(|(r, _)| r),
+            loss = self.loss_rate(),
+            queue,
+            jump = ?self.jump,
+            capacity = ?self.capacity,
+            sent,
+            sent_all,
+            app_limited,
+            "model round"
+        );
+    }
+}
+
+/// The losses reported between a round's delivery-rate reports, and the time those reports span.
+#[derive(Debug, Default, Clone, Copy)]
+struct ReportLosses {
+    lost: f64,
+    span: f64,
+}
+
+impl ReportLosses {
+    /// Packets per second the bottleneck served, given that they `arrived` at that rate: what
+    /// arrived and what was lost on the way, the losses counted only up to the random-loss rate
+    /// `loss_rate` (a round that lost more had congestion too, and what a full queue dropped
+    /// says nothing of what the link carries). `None` when the reports span no time. A rate of
+    /// [`MAX_RANDOM_LOSS`] or more still counts up to it, unlike the overrun cut's allowance:
+    /// counting none there changed a quarter of the simulator's runs of four flows, and made
+    /// four flows a second apart at 300 ms less fair (docs/journal/congestion.md, "Random loss
+    /// that is not").
+    fn served(&self, arrived: f64, loss_rate: f64) -> Option<f64> {
+        if self.span <= 0.0 {
+            return None;
+        }
+        let share = loss_rate.min(MAX_RANDOM_LOSS);
+        Some(arrived + (self.lost / self.span).min(arrived * share / (1.0 - share)))
+    }
+}
+
+/// The link capacity `ack` reports, unless it is at the receiver's resolution (says nothing).
+fn resolved_capacity(ack: &AckSample) -> Option<f64> {
+    ack.link_capacity
+        .filter(|&c| c < CAPACITY_UNRESOLVED)
+        .map(f64::from)
+}
+
+impl CongestionControl for ModelRate {
+    fn name(&self) -> &'static str {
+        match self.policy {
+            Policy::Fair => "model-fair",
+            Policy::Scavenger => "model-scavenger",
+        }
+    }
+
+    fn on_ack(&mut self, now: Instant, ack: &AckSample) {
+        self.round_acked += ack.newly_acked;
+        self.round_jumped |= ack.newly_acked > 0 && ack.rtt_sample.is_none();
+        if let Some(rtt) = ack.rtt_sample {
+            self.update_min_rtt(now, rtt);
+        }
+        if let Some(c) = resolved_capacity(ack).filter(|_| self.capacity_believed()) {
+            self.capacity = Some(c);
+        }
+        let reported = ack.reported_rtt;
+        self.round_min_rtt = Some(self.round_min_rtt.map_or(reported, |m| m.min(reported)));
+        self.round_last_rtt = Some(reported);
+        keep_minimum(&mut self.min_reported_rtt, now, reported);
+        self.largest_sent = self.largest_sent.max(ack.path.largest_sent);
+        self.retransmitted = self.retransmitted.max(ack.path.retransmitted);
+        if ack.delivery_rate.is_some() {
+            self.count_report_span(now);
+        }
+        if let Some(rate) = ack.delivery_rate.filter(|_| !self.holding_back()) {
+            // As measured (within what was sent); the round's end decides on loss correction.
+            // Cruising, a round counts the mean of its reports (see `steady`).
+            if self.steady() {
+                self.round_reports.0 += f64::from(rate);
+                self.round_reports.1 += 1;
+            } else {
+                let sample = self.capped(rate as f64);
+                let slot = &mut self.bw_rounds[self.round];
+                *slot = slot.max(sample);
+            }
+        }
+        self.follow_capacity(ack);
+        if self.phase == Phase::Startup
+            && !self.restarted
+            && !self.approaching
+            && self.near_capacity(ack)
+        {
+            tracing::debug!(capacity = ?ack.link_capacity, bw = self.bandwidth(), "start-up approaches the link");
+            self.approaching = true;
+        }
+        self.end_approach(now, ack.rtt_sample);
+        self.end_base_check(now);
+        if now.saturating_duration_since(self.round_start) >= self.round_length() {
+            self.next_round(now);
+        }
+        self.window = self.model_window();
+    }
+
+    fn on_loss(&mut self, now: Instant, loss: &LossSample) {
+        self.round_lost += loss.lost;
+        self.lost_since_report += loss.lost;
+        self.end_base_check(now);
+        if let Some(rtt) = loss.rtt_sample {
+            self.update_min_rtt(now, rtt);
+        }
+        tracing::trace!(sample = ?loss.rtt_sample, first = loss.first_lost, lost = loss.lost, "loss report");
+        // Under heavy loss the cumulative ACK nearly always waits on a retransmission and ACKs
+        // give no RTT sample; loss reports still do.
+        let queued = self.loss_queue_rtt(loss.rtt_sample);
+        self.end_approach(now, queued);
+        if let Some(rtt) = queued {
+            if self.phase == Phase::Startup && self.overflowed(rtt) {
+                // Start-up has filled the pipe and the buffer: each round trip more at its gain
+                // drops most of what it adds (and the holes hold in-order delivery for round
+                // trips).
+                tracing::debug!(
+                    ?rtt,
+                    sample = ?loss.rtt_sample,
+                    base = ?self.base_rtt(),
+                    bw = self.bandwidth(),
+                    first_lost = loss.first_lost,
+                    lost = loss.lost,
+                    "start-up: a loss out of a full buffer"
+                );
+                self.drain_from_here(now);
+            }
+        }
+        self.window = self.model_window();
+    }
+
+    fn on_timeout(&mut self, now: Instant, _path: &PathEstimate) {
+        // A base-RTT check whose few packets were all lost gets no ACK to end it.
+        self.end_base_check(now);
+        // Otherwise nothing to change: the rate and the phase stand. A timeout usually means a
+        // retransmission was lost too while the window was full (at 10 % loss, one in ten), not
+        // that the model is wrong; startup grows only on delivery reports, so a path that went
+        // silent stops its growth by itself. (Ending startup here stopped a 1 Gbit/s, 10 ms,
+        // 10 % path at 20 Mbit/s, and probing took 4 s more to reach the link.)
+    }
+
+    fn pacing_period(&self) -> Duration {
+        Duration::from_secs_f64(1.0 / self.pacing_pps())
+    }
+
+    fn probe_train(&self) -> u64 {
+        if self.phase == Phase::Startup && self.jump.is_some() {
+            START_TRAIN
+        } else {
+            2
+        }
+    }
+
+    fn repair_copies(&self, again: bool) -> u8 {
+        // Random loss measured and no queue last round: a lost retransmission was bad luck, not
+        // a sign that the path is full.
+        if self.loss_rate() <= 0.0 || self.queue_last_round {
+            return 1;
+        }
+        // The end of the first start-up (the bounds from the capacity still stand, so no queue
+        // was seen) and the rounds after it (REPEAT_AFTER_STARTUP_ROUNDS), alone on the link,
+        // on a long path (REPEAT_FIRST_FROM_RTT): a first repair goes twice, one lost again
+        // REPEAT_AGAIN_COPIES times.
+        let first_startup = self.jump.is_some() || self.startup_repair_rounds > 0;
+        let alone = self.capacity.is_some() && self.link_share(self.bandwidth()).is_none();
+        if first_startup && alone && self.base_rtt() >= REPEAT_FIRST_FROM_RTT {
+            return if again { REPEAT_AGAIN_COPIES } else { 2 };
+        }
+        // A repair lost again: twice, only where holds are long against the peer's buffer
+        // (REPEAT_BELOW_ROUNDS) or the round trip is long (REPEAT_FROM_RTT); elsewhere a second
+        // copy only costs the square of the loss rate in extra retransmissions.
+        let rounds_buffered =
+            self.peer_window / (self.bandwidth() * self.round_length().as_secs_f64()).max(1.0);
+        if again && (rounds_buffered < REPEAT_BELOW_ROUNDS || self.base_rtt() >= REPEAT_FROM_RTT) {
+            2
+        } else {
+            1
+        }
+    }
+
+    fn window(&self) -> u32 {
+        self.window
+    }
+
+    fn on_app_limited(&mut self, _now: Instant) {
+        self.app_limited = true;
+    }
+
+    fn on_idle_restart(&mut self, now: Instant, idle: Duration) {
+        // The round so far spanned the time the sender sat idle: it ends here, excused, and the
+        // next starts with the sending. Before, a connection whose first data followed a pause
+        // (`haul sync` waits while the far side hashes its older file) measured packets per
+        // pause, left startup at a few packets per second, and took a minute to recover.
+        // Only after running dry: a slow flow with a backlog may have nothing in flight
+        // between two paced packets, and that is no idleness.
+        // And only after a pause of a round or more: a sender that keeps running dry for
+        // moments (on loopback the writer often falls behind the pacer for tens of
+        // microseconds) otherwise cut rounds of a fraction of a millisecond, each an
+        // over-read burst that raised the estimate, and start-up never ended (3 × the
+        // receiver's rate; a tenth of the packets were lost from its socket buffer).
+        if self.app_limited && idle >= self.round_length() {
+            self.next_round(now);
+            self.window = self.model_window();
+        }
+    }
+}
+
+/// Keeps in `min` the smallest sample of the last [`MIN_RTT_LIFETIME`] (a new one once the old
+/// has aged out).
+fn keep_minimum(min: &mut Option<(Duration, Instant)>, now: Instant, sample: Duration) {
+    let expired = min.is_none_or(|(_, at)| now.saturating_duration_since(at) > MIN_RTT_LIFETIME);
+    if expired || min.is_some_and(|(m, _)| sample <= m) {
+        *min = Some((sample, now));
+    }
+}
+
+/// Keeps in `max` the largest sample of the last [`PEAK_LIFETIME`] (a new one once the old has
+/// aged out).
+fn keep_maximum(max: &mut Option<(f64, Instant)>, now: Instant, sample: f64) {
+    let expired = max.is_none_or(|(_, at)| now.saturating_duration_since(at) > PEAK_LIFETIME);
+    if expired || max.is_some_and(|(m, _)| sample >= m) {
+        *max = Some((sample, now));
+    }
+}
+
+/// The first start-up's bounds on its pacing rate from the receiver's capacity reports
+/// (see [`JUMP`]), packets per second.
+#[derive(Debug, Clone, Copy)]
+struct Jump {
+    /// At least this: a share of the capacity.
+    floor: f64,
+    /// At most this (until the approach): beyond the capacity, doubling only builds a queue.
+    ceiling: f64,
+}
+
+impl Jump {
+    /// Before any capacity report: no bounds.
+    const UNMEASURED: Self = Self {
+        floor: 0.0,
+        ceiling: f64::INFINITY,
+    };
+}
+
+/// Builds [`ModelRate`] controllers.
+#[derive(Debug, Clone, Copy)]
+pub struct ModelRateFactory {
+    /// What to optimise for.
+    pub policy: Policy,
+    /// Never pace below this (bits per second, IP level).
+    pub min_bps: Option<u64>,
+    /// Never pace above this (bits per second, IP level).
+    pub max_bps: Option<u64>,
+}
+
+impl Default for ModelRateFactory {
+    fn default() -> Self {
+        Self {
+            policy: Policy::Fair,
+            min_bps: None,
+            max_bps: None,
+        }
+    }
+}
+
+impl CongestionControlFactory for ModelRateFactory {
+    fn build(&self, init: &CcInit) -> Box<dyn CongestionControl> {
+        Box::new(ModelRate::new(
+            init,
+            self.policy,
+            self.min_bps,
+            self.max_bps,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests;
