@@ -281,8 +281,8 @@ impl Endpoint {
             return None;
         }
         match handshake.req_type {
-            RequestType::Request if !key_message.is_empty() && self.may_try_keys(now) => {
-                self.admit(now, from, &handshake, key_message, Proof::Freshness, buf)
+            RequestType::Request if !key_message.is_empty() && self.freshness.is_some() => {
+                self.on_keyed_request(now, from, &handshake, key_message, buf)
             }
             RequestType::Request => Some(self.cookie_reply(now, from, &handshake, buf)),
             RequestType::Response => self.on_cookie_echo(now, from, &handshake, key_message, buf),
@@ -293,18 +293,30 @@ impl Endpoint {
         }
     }
 
-    /// Whether a request that skips the cookie may have its key exchange checked: the wall
-    /// clock is known and the budget of keys tried allows it (else it draws a cookie).
-    fn may_try_keys(&mut self, now: Instant) -> bool {
+    /// A request that carries its key exchange (`haul` dialect, the wall clock known): a repeat
+    /// of one accepted goes to its connection; others are checked while the budget of keys
+    /// tried allows, and draw a cookie past it.
+    fn on_keyed_request(
+        &mut self,
+        now: Instant,
+        from: SocketAddr,
+        h: &Handshake,
+        key_message: &[u8],
+        buf: &mut Vec<u8>,
+    ) -> Option<DatagramEvent> {
+        if let Some(&id) = self.accepted.get(&(from, h.socket_id)) {
+            return Some(DatagramEvent::Connection(id));
+        }
         let keys = 1 + self.config.accept_keys.len();
         let allowed = self
             .freshness
             .as_mut()
             .is_some_and(|freshness| freshness.may_try(now, keys));
-        if !allowed && self.freshness.is_some() {
+        if !allowed {
             self.stats.key_trials_over_budget += 1;
+            return Some(self.cookie_reply(now, from, h, buf));
         }
-        allowed
+        self.admit(now, from, h, key_message, Proof::Freshness, buf)
     }
 
     fn cookie_reply(

@@ -171,9 +171,11 @@ impl Responder {
         if !same_fields(&hello.handshake, carrier) {
             return Err(HandshakeError::Mismatch);
         }
-        let ephemeral = message[..EPHEMERAL_LEN]
-            .try_into()
-            .expect("a message that decrypted holds its ephemeral key");
+        // A message that decrypted holds it; checked anyway, as everything from the network.
+        let ephemeral = message
+            .get(..EPHEMERAL_LEN)
+            .and_then(|e| e.try_into().ok())
+            .ok_or(HandshakeError::Authentication)?;
         Ok(Self {
             state,
             client_cipher: hello.cipher,
