@@ -3,9 +3,10 @@
 //!
 //! * **Key exchange** — `Noise_NNpsk0_25519_ChaChaPoly_BLAKE2s`: fresh X25519 keys on both sides
 //!   (forward secrecy), mixed with a 32-byte pre-shared key that only the two ends know (handed out
-//!   over ssh by `haul copy`). The client's cookie echo carries the first Noise message, the
-//!   server's acceptance the second; each carries its sender's handshake fields as the encrypted
-//!   payload, and a handshake whose clear fields differ from them is refused.
+//!   over ssh by `haul copy`). The client's request carries the first Noise message, stamped
+//!   with its clock (or its cookie echo does, when the listener asks for a cookie), the server's
+//!   acceptance the second; each carries its sender's handshake fields as the encrypted payload,
+//!   and a handshake whose clear fields differ from them is refused.
 //! * **Packet protection** — `[16-byte header][encrypted body][8-byte packet number][16-byte tag]`.
 //!   The header and packet number are authenticated, not encrypted: the header routes the
 //!   datagram to its connection; the packet number (one counter per direction, never reused) is
