@@ -1,3 +1,5 @@
+//! Unit tests of `ModelRate`: start-up, probes and drains, cuts, loss, repeats, the scavenger.
+
 use super::*;
 
 fn init(now: Instant) -> CcInit {
