@@ -24,6 +24,8 @@ pub type ConnectionHandle = u32;
 
 /// Largest socket id; ids start at a random value below it and count down.
 const MAX_SOCKET_ID: u32 = 1 << 30;
+/// At most one warning this often while requests that skip the cookie exceed the budget.
+const BUDGET_WARNING_INTERVAL: Duration = Duration::from_secs(10);
 
 /// Settings for an endpoint.
 #[derive(Debug, Clone)]
@@ -110,6 +112,8 @@ pub struct Endpoint {
     /// peer address → local id, for rendezvous connections.
     rendezvous: HashMap<SocketAddr, u32>,
     stats: EndpointStats,
+    /// When the last warning that the key-trial budget was spent went out.
+    budget_warned: Option<Instant>,
 }
 
 impl Endpoint {
@@ -131,6 +135,7 @@ impl Endpoint {
             accepted: HashMap::new(),
             rendezvous: HashMap::new(),
             stats: EndpointStats::default(),
+            budget_warned: None,
         }
     }
 
@@ -314,6 +319,18 @@ impl Endpoint {
             .is_some_and(|freshness| freshness.may_try(now, keys));
         if !allowed {
             self.stats.key_trials_over_budget += 1;
+            let quiet = self
+                .budget_warned
+                .is_some_and(|at| now.saturating_duration_since(at) < BUDGET_WARNING_INTERVAL);
+            if !quiet {
+                self.budget_warned = Some(now);
+                tracing::warn!(
+                    %from,
+                    over_budget = self.stats.key_trials_over_budget,
+                    "too many requests to check without a cookie (a flood of forged ones?): \
+                     answering them with cookies, clients connect in two round trips meanwhile"
+                );
+            }
             return Some(self.cookie_reply(now, from, h, buf));
         }
         self.admit(now, from, h, key_message, Proof::Freshness, buf)
