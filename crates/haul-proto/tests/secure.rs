@@ -357,3 +357,33 @@ fn a_flood_of_requests_with_a_wrong_key_costs_only_the_budget() {
         "{event:?}"
     );
 }
+
+#[test]
+fn handshakes_survive_loss_duplication_and_reordering_of_every_kind() {
+    // Requests, cookie replies, echoes and acceptances lost, repeated and overtaken: whichever
+    // of the two key exchanges gets through, both ends agree on keys and the bytes arrive.
+    let path = LinkConfig {
+        loss: 0.3,
+        duplicate: 0.3,
+        reorder: 0.3,
+        reorder_delay: Duration::from_millis(300),
+        ..LinkConfig::wan(100_000_000, Duration::from_millis(200))
+    };
+    for seed in 1..=24 {
+        // Every other listener's clock is two minutes off: its clients take the cookie's way.
+        let skew = Duration::from_secs(if seed % 2 == 0 { 0 } else { 120 });
+        let mut run = Run::new(100 + seed, 64 << 10, haul(5), haul(5));
+        run.set_server_endpoint(listener_config(Some(common::WALL_CLOCK + skew)));
+        run.start(path.clone());
+        assert!(run.finish(), "seed {seed}");
+        assert_eq!(run.sim.node(run.server).sink.bytes, 64 << 10, "seed {seed}");
+        let stats = run.sim.node(run.server).endpoint.stats();
+        assert_eq!(stats.accepted, 1, "seed {seed}: {stats:?}");
+        let one_round_trip = skew.is_zero();
+        assert_eq!(
+            stats.accepted_without_cookie == 1,
+            one_round_trip,
+            "seed {seed}: {stats:?}"
+        );
+    }
+}
