@@ -422,6 +422,14 @@ impl Endpoint {
             };
             if !fresh {
                 self.stats.stale_key_exchanges += 1;
+                let ours = self.freshness.as_ref().map(|f| f.unix_ms(now));
+                let theirs = responder.as_ref().and_then(|r| r.sent_at_ms());
+                if let (Some(ours), Some(theirs)) = (ours, theirs) {
+                    // Clocks far apart cost every connection a round trip: say so.
+                    let ahead_s = (theirs as f64 - ours as f64) / 1e3;
+                    tracing::debug!(%from, client_clock_ahead_s = ahead_s,
+                        "a request's key exchange is a copy or its clock is off: cookie instead");
+                }
                 return Some(self.cookie_reply(now, from, h, buf));
             }
             self.stats.accepted_without_cookie += 1;
