@@ -278,8 +278,9 @@ fn client(args: &PerfArgs, host: &str) -> Result<()> {
         bail!("the server refused the test: {e}");
     }
     let data_addr = SocketAddr::new(target.ip(), ready.data_port);
-    let connecting = Instant::now();
-    let streams = match params.transport {
+    // Timed from the first connect: binding the socket and starting its thread are not the
+    // handshake.
+    let (streams, connect_time) = match params.transport {
         Transport::Haul => {
             let mut config = NetConfig::default();
             config.connection.dialect = dialect(args)?;
@@ -292,25 +293,30 @@ fn client(args: &PerfArgs, host: &str) -> Result<()> {
             };
             let endpoint =
                 Endpoint::bind(local.parse()?, config).context("binding a UDP socket")?;
-            (0..params.parallel)
+            let connecting = Instant::now();
+            let streams = (0..params.parallel)
                 .map(|_| {
                     endpoint
                         .connect(data_addr)
                         .map(DataStream::Haul)
                         .with_context(|| format!("opening a haul connection to {data_addr} (is UDP port {} reachable?)", data_addr.port()))
                 })
-                .collect::<Result<Vec<_>>>()?
+                .collect::<Result<Vec<_>>>()?;
+            (streams, connecting.elapsed())
         }
-        Transport::Tcp => (0..params.parallel)
-            .map(|_| {
-                let s = TcpStream::connect(data_addr)
-                    .with_context(|| format!("opening a TCP connection to {data_addr}"))?;
-                tune_tcp(&s, params.tcp_cc.as_deref(), params.window, params.rate)?;
-                Ok(DataStream::Tcp(s))
-            })
-            .collect::<Result<Vec<_>>>()?,
+        Transport::Tcp => {
+            let connecting = Instant::now();
+            let streams = (0..params.parallel)
+                .map(|_| {
+                    let s = TcpStream::connect(data_addr)
+                        .with_context(|| format!("opening a TCP connection to {data_addr}"))?;
+                    tune_tcp(&s, params.tcp_cc.as_deref(), params.window, params.rate)?;
+                    Ok(DataStream::Tcp(s))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            (streams, connecting.elapsed())
+        }
     };
-    let connect_time = connecting.elapsed();
     let sending = !params.reverse;
     if !args.json {
         eprintln!(
