@@ -13,8 +13,11 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Transport {
-    /// haul (`haul perf`).
+    /// haul (`haul perf`), in the plain `udt4` dialect.
     Haul,
+    /// haul in its encrypted `haul` dialect, as `haul copy` uses it (`haul perf --key-file`).
+    #[serde(rename = "haul-enc")]
+    HaulEncrypted,
     /// Kernel TCP with CUBIC.
     Cubic,
     /// Kernel TCP with BBR.
@@ -25,12 +28,19 @@ pub enum Transport {
 
 impl Transport {
     /// Every transport, in table order.
-    pub const ALL: [Transport; 4] = [Self::Haul, Self::Cubic, Self::Bbr, Self::Udt4];
+    pub const ALL: [Transport; 5] = [
+        Self::Haul,
+        Self::Cubic,
+        Self::Bbr,
+        Self::Udt4,
+        Self::HaulEncrypted,
+    ];
 
     /// The name used in tables and on the command line.
     pub fn name(self) -> &'static str {
         match self {
             Self::Haul => "haul",
+            Self::HaulEncrypted => "haul-enc",
             Self::Cubic => "cubic",
             Self::Bbr => "bbr",
             Self::Udt4 => "udt4",
@@ -43,11 +53,12 @@ impl Transport {
     }
 
     /// Payload bytes per 1500-byte packet: TCP with timestamps carries 1448; haul and UDT4 carry
-    /// 1456 (16-byte UDT header, 8 UDP, 20 IP).
+    /// 1456 (16-byte UDT header, 8 UDP, 20 IP), encrypted haul 1432 (packet number and tag).
     fn payload_fraction(self) -> f64 {
         match self {
             Self::Cubic | Self::Bbr => 1448.0 / 1500.0,
             Self::Haul | Self::Udt4 => 1456.0 / 1500.0,
+            Self::HaulEncrypted => 1432.0 / 1500.0,
         }
     }
 }
@@ -358,7 +369,26 @@ fn measure(
     // The whole transfer, omitted seconds included.
     let length = duration + Duration::from_secs(omit.into());
     match transport {
-        Transport::Haul => haul_perf(lab, tools, length, &["--time", &secs, "--omit", &omitted]),
+        Transport::Haul => haul_perf(
+            lab,
+            tools,
+            length,
+            &[],
+            &["--time", &secs, "--omit", &omitted],
+        ),
+        Transport::HaulEncrypted => {
+            let key = KeyFile::new(&tools.haul)?;
+            let key_file = ["--key-file", key.path()];
+            let options = [
+                "--time",
+                &secs,
+                "--omit",
+                &omitted,
+                key_file[0],
+                key_file[1],
+            ];
+            haul_perf(lab, tools, length, &key_file, &options)
+        }
         Transport::Cubic | Transport::Bbr => {
             let cc = transport.name();
             if let Some(iperf3) = &tools.iperf3 {
@@ -392,6 +422,7 @@ fn measure(
                     lab,
                     tools,
                     length,
+                    &[],
                     &["--time", &secs, "--omit", &omitted, "--tcp", "--tcp-cc", cc],
                 )
             }
@@ -424,25 +455,28 @@ fn measure(
     }
 }
 
-/// One `haul perf` test from client to server, `length` long in all; `options` go to the
-/// client.
+/// One `haul perf` test from client to server, `length` long in all; `server_options` go to
+/// the server, `options` to the client.
 fn haul_perf(
     lab: &Lab,
     tools: &Tools,
     length: Duration,
+    server_options: &[&str],
     options: &[&str],
 ) -> Result<Measured, String> {
     let server = SERVER_ADDR.to_string();
     let every = STARTUP_INTERVAL.to_string();
     let (json, server_json) = client_server(
-        lab.command(Side::Server, &tools.haul).args([
-            "perf",
-            "--server",
-            "--one-off",
-            "--json",
-            "--interval",
-            &every,
-        ]),
+        lab.command(Side::Server, &tools.haul)
+            .args([
+                "perf",
+                "--server",
+                "--one-off",
+                "--json",
+                "--interval",
+                &every,
+            ])
+            .args(server_options),
         lab.command(Side::Client, &tools.haul)
             .args(["perf", "--json", "--interval", &every, "--client", &server])
             .args(options),
@@ -460,6 +494,42 @@ fn haul_perf(
         arrived: arrivals(&server),
         sender_rtts: steady_rtts(&v, haul_perf_rtt),
     })
+}
+
+/// A pre-shared key for one encrypted run, made by `haul keygen` in the temporary directory
+/// (both namespaces share the file system) and removed when dropped.
+struct KeyFile(std::path::PathBuf);
+
+impl KeyFile {
+    fn new(haul: &std::path::Path) -> Result<Self, String> {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("haul-lab-key-{}-{n}", std::process::id()));
+        let out = std::process::Command::new(haul)
+            .arg("keygen")
+            .arg("--force")
+            .arg(&path)
+            .output()
+            .map_err(|e| format!("running `haul keygen`: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "`haul keygen` failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(Self(path))
+    }
+
+    fn path(&self) -> &str {
+        self.0.to_str().unwrap_or_default()
+    }
+}
+
+impl Drop for KeyFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 /// Whether an iperf3 interval was omitted, and its (first) stream's RTT in microseconds.

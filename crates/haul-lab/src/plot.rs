@@ -6,11 +6,12 @@ use plotters::prelude::*;
 use std::path::{Path, PathBuf};
 
 /// Colours per transport, in [`Transport::ALL`] order.
-const COLOURS: [RGBColor; 4] = [
+const COLOURS: [RGBColor; 5] = [
     RGBColor(0xd6, 0x27, 0x28),
     RGBColor(0x1f, 0x77, 0xb4),
     RGBColor(0x2c, 0xa0, 0x2c),
     RGBColor(0x94, 0x67, 0xbd),
+    RGBColor(0xff, 0x7f, 0x0e),
 ];
 
 fn colour(t: Transport) -> RGBColor {

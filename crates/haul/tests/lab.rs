@@ -150,6 +150,8 @@ fn quick_compare_writes_csv_json_table_and_plots() {
         "--quick",
         "--time",
         "2s",
+        "--transports",
+        "haul,haul-enc,cubic,bbr,udt4",
         "--out",
         dir.to_str().unwrap(),
     ]);
@@ -165,7 +167,7 @@ fn quick_compare_writes_csv_json_table_and_plots() {
     let (startup, link_startup) = (column("startup_s"), column("link_startup_s"));
     let (rtt, steady_rtt) = (column("rtt_ms"), column("steady_rtt_ms"));
     let rows: Vec<&str> = csv.lines().skip(1).collect();
-    assert_eq!(rows.len(), 16, "{csv}");
+    assert_eq!(rows.len(), 20, "{csv}");
     for row in &rows {
         let fields: Vec<&str> = row.split(',').collect();
         let udt4_missing = fields[0] == "udt4" && std::env::var("HAUL_REQUIRE_INTEROP").is_err();
@@ -176,7 +178,7 @@ fn quick_compare_writes_csv_json_table_and_plots() {
                 "no goodput: {row}"
             );
         }
-        if fields[0] == "haul" {
+        if fields[0] == "haul" || fields[0] == "haul-enc" {
             // The receiver's 0.1 s intervals time start-up; 100 Mbit/s at 10 and 50 ms is
             // reached well within a 2 s transfer.
             let at: f64 = fields[startup]
@@ -202,7 +204,7 @@ fn quick_compare_writes_csv_json_table_and_plots() {
     }
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
-    assert_eq!(json.as_array().unwrap().len(), 16);
+    assert_eq!(json.as_array().unwrap().len(), 20);
     let wins = std::fs::read_to_string(dir.join("wins.md")).unwrap();
     assert!(
         wins.contains("| 100 Mbit/s |") && wins.contains("median run"),
@@ -211,6 +213,6 @@ fn quick_compare_writes_csv_json_table_and_plots() {
     for loss in ["0", "1"] {
         let svg =
             std::fs::read_to_string(dir.join(format!("goodput-100mbit-loss{loss}.svg"))).unwrap();
-        assert!(svg.contains("<svg") && svg.contains("haul") && svg.contains("bbr"));
+        assert!(svg.contains("<svg") && svg.contains("haul-enc") && svg.contains("bbr"));
     }
 }

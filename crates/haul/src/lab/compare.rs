@@ -22,7 +22,8 @@ pub struct CompareArgs {
     /// Random loss rates, both directions [default: 0,1%].
     #[arg(long, value_name = "LOSS,…")]
     losses: Option<String>,
-    /// Transports: haul, cubic, bbr, udt4 [default: all].
+    /// Transports: haul, cubic, bbr, udt4, and haul-enc (haul encrypted, as `haul copy` runs it)
+    /// [default: haul,cubic,bbr,udt4].
     #[arg(long, value_name = "NAME,…")]
     transports: Option<String>,
     /// Length of each transfer [default: 10s; --quick: 3s].
@@ -71,8 +72,9 @@ impl CompareArgs {
                 "haul,cubic,bbr,udt4",
             ),
             |s| {
-                Transport::parse(s)
-                    .ok_or_else(|| format!("unknown transport `{s}` (haul, cubic, bbr, udt4)"))
+                Transport::parse(s).ok_or_else(|| {
+                    format!("unknown transport `{s}` (haul, cubic, bbr, udt4, haul-enc)")
+                })
             },
             "transports",
         )?;
@@ -129,7 +131,7 @@ fn progress_line(index: usize, total: usize, r: &RunResult, eta: Duration) -> St
         ),
     };
     format!(
-        "[{index:>3}/{total}] {:>10} {:>6} ms {:>5} {:<6} {outcome}  ETA {}s",
+        "[{index:>3}/{total}] {:>10} {:>6} ms {:>5} {:<8} {outcome}  ETA {}s",
         units::rate(r.rate_bps as f64),
         r.rtt_ms,
         haul_lab::plot::format_percent(r.loss),
