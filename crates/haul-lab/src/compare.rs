@@ -496,20 +496,37 @@ fn haul_perf(
     })
 }
 
-/// A pre-shared key for one encrypted run, made by `haul keygen` in the temporary directory
-/// (both namespaces share the file system) and removed when dropped.
-struct KeyFile(std::path::PathBuf);
+/// A pre-shared key for one encrypted run, made by `haul keygen` in a private directory of the
+/// temporary directory (both namespaces share the file system), removed when dropped.
+struct KeyFile {
+    dir: std::path::PathBuf,
+    path: std::path::PathBuf,
+}
 
 impl KeyFile {
     fn new(haul: &std::path::Path) -> Result<Self, String> {
+        use std::os::unix::fs::DirBuilderExt;
         use std::sync::atomic::{AtomicU32, Ordering};
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!("haul-lab-key-{}-{n}", std::process::id()));
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let name = format!("haul-lab-key-{}-{n}-{nanos}", std::process::id());
+        let dir = std::env::temp_dir().join(name);
+        // mkdir refuses a name that exists, a planted symlink included, and the directory is
+        // ours alone: nobody can swap the key for another file. keygen creates it exclusively.
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        let key = Self {
+            path: dir.join("key"),
+            dir,
+        };
         let out = std::process::Command::new(haul)
             .arg("keygen")
-            .arg("--force")
-            .arg(&path)
+            .arg(&key.path)
             .output()
             .map_err(|e| format!("running `haul keygen`: {e}"))?;
         if !out.status.success() {
@@ -518,17 +535,17 @@ impl KeyFile {
                 String::from_utf8_lossy(&out.stderr).trim()
             ));
         }
-        Ok(Self(path))
+        Ok(key)
     }
 
     fn path(&self) -> &str {
-        self.0.to_str().unwrap_or_default()
+        self.path.to_str().unwrap_or_default()
     }
 }
 
 impl Drop for KeyFile {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
