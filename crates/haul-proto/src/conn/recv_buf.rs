@@ -23,6 +23,13 @@ enum SlotState {
     Consumed,
 }
 
+impl SlotState {
+    const ALL: [SlotState; 4] = [Self::Empty, Self::Filled, Self::Dropped, Self::Consumed];
+}
+
+/// One slot, unpacked. The buffer keeps slots packed into a `u64` each, zero for an empty one,
+/// so that a new buffer's slots come from zeroed memory the kernel hands out lazily: a
+/// connection does not write its whole window (3 MB by default) before its first packet.
 #[derive(Debug, Clone, Copy)]
 struct Slot {
     state: SlotState,
@@ -33,12 +40,33 @@ struct Slot {
 
 /// A slot without a payload.
 const NO_PAGE: u32 = u32::MAX;
+/// Bits of a packed slot: the state, the message word, then the pool entry plus one (so that 0
+/// means [`NO_PAGE`]).
+const STATE_BITS: u32 = 2;
+const PAGE_SHIFT: u32 = STATE_BITS + 32;
+/// Most slots a buffer has: every pool entry plus one must fit the packed slot's 30 page bits.
+const MAX_SLOTS: usize = 1 << 29;
 
-const EMPTY: Slot = Slot {
-    state: SlotState::Empty,
-    msg: 0,
-    page: NO_PAGE,
-};
+impl Slot {
+    const EMPTY: Slot = Slot {
+        state: SlotState::Empty,
+        msg: 0,
+        page: NO_PAGE,
+    };
+
+    fn pack(self) -> u64 {
+        let page = u64::from(self.page.wrapping_add(1));
+        self.state as u64 | u64::from(self.msg) << STATE_BITS | page << PAGE_SHIFT
+    }
+
+    fn unpack(bits: u64) -> Slot {
+        Slot {
+            state: SlotState::ALL[(bits & 0b11) as usize],
+            msg: (bits >> STATE_BITS) as u32,
+            page: ((bits >> PAGE_SHIFT) as u32).wrapping_sub(1),
+        }
+    }
+}
 
 /// Copies of payloads that did not arrive as [`Bytes`] go into blocks of this size, of which
 /// this many (512 MiB) are kept for reuse — more than a default window holds.
@@ -61,7 +89,8 @@ pub enum Stored {
 pub struct RecvBuffer {
     /// Payloads, indexed by the slots' `page`.
     pages: Vec<Bytes>,
-    slots: Vec<Slot>,
+    /// Packed [`Slot`]s.
+    slots: Vec<u64>,
     /// Largest payload accepted.
     slot_size: usize,
     /// Pool entries given back, most recently freed last (reused first).
@@ -78,10 +107,10 @@ impl RecvBuffer {
     /// A buffer of `packets` slots of at most `slot_size` bytes whose first packet is
     /// `first_seq`.
     pub fn new(first_seq: u64, packets: usize, slot_size: usize) -> Self {
-        let packets = packets.max(2);
+        let packets = packets.clamp(2, MAX_SLOTS);
         Self {
             pages: Vec::new(),
-            slots: vec![EMPTY; packets],
+            slots: vec![Slot::EMPTY.pack(); packets],
             slot_size,
             free_pages: Vec::new(),
             arena: Arena::new(ARENA_BYTES, ARENA_KEEP),
@@ -98,6 +127,21 @@ impl RecvBuffer {
         (seq % self.cap()) as usize
     }
 
+    /// The slot of `seq`.
+    fn slot(&self, seq: u64) -> Slot {
+        Slot::unpack(self.slots[self.index(seq)])
+    }
+
+    fn set_slot(&mut self, seq: u64, slot: Slot) {
+        let i = self.index(seq);
+        self.slots[i] = slot.pack();
+    }
+
+    fn set_state(&mut self, seq: u64, state: SlotState) {
+        let slot = self.slot(seq);
+        self.set_slot(seq, Slot { state, ..slot });
+    }
+
     /// Stores `payload` in the pool: the most recently freed entry, else a new one.
     fn take_page(&mut self, payload: Bytes) -> u32 {
         match self.free_pages.pop() {
@@ -112,14 +156,14 @@ impl RecvBuffer {
         }
     }
 
-    /// Empties slot `i`, releasing its payload.
-    fn clear_slot(&mut self, i: usize) {
-        let page = self.slots[i].page;
+    /// Empties the slot of `seq`, releasing its payload.
+    fn clear_slot(&mut self, seq: u64) {
+        let page = self.slot(seq).page;
         if page != NO_PAGE {
             self.pages[page as usize] = Bytes::new();
             self.free_pages.push(page);
         }
-        self.slots[i] = EMPTY;
+        self.set_slot(seq, Slot::EMPTY);
     }
 
     fn page_bytes(&self, slot: &Slot) -> &Bytes {
@@ -174,17 +218,19 @@ impl RecvBuffer {
         if !self.in_window(seq) || payload.len() > self.slot_size {
             return Stored::NoRoom;
         }
-        let i = self.index(seq);
-        if self.slots[i].state != SlotState::Empty {
+        if self.slot(seq).state != SlotState::Empty {
             return Stored::Duplicate;
         }
         let payload = self.own(payload, owner);
         let page = self.take_page(payload);
-        self.slots[i] = Slot {
-            state: SlotState::Filled,
-            msg: msg.to_word(),
-            page,
-        };
+        self.set_slot(
+            seq,
+            Slot {
+                state: SlotState::Filled,
+                msg: msg.to_word(),
+                page,
+            },
+        );
         Stored::New
     }
 
@@ -196,23 +242,20 @@ impl RecvBuffer {
         let start = first.max(self.read_seq);
         let end = last.min(window_end);
         for seq in start..=end {
-            let i = self.index(seq);
-            self.slots[i].state = SlotState::Dropped;
+            self.set_state(seq, SlotState::Dropped);
         }
-        let held_part = |slot: &Slot| {
+        let held_part = |slot: Slot| {
             slot.state == SlotState::Filled && MsgInfo::from_word(slot.msg).number == number
         };
         let mut seq = start;
-        while seq > self.read_seq && held_part(&self.slots[self.index(seq - 1)]) {
+        while seq > self.read_seq && held_part(self.slot(seq - 1)) {
             seq -= 1;
-            let i = self.index(seq);
-            self.slots[i].state = SlotState::Dropped;
+            self.set_state(seq, SlotState::Dropped);
         }
         let mut seq = end;
-        while seq < window_end && held_part(&self.slots[self.index(seq + 1)]) {
+        while seq < window_end && held_part(self.slot(seq + 1)) {
             seq += 1;
-            let i = self.index(seq);
-            self.slots[i].state = SlotState::Dropped;
+            self.set_state(seq, SlotState::Dropped);
         }
     }
 
@@ -252,7 +295,7 @@ impl RecvBuffer {
         take: impl FnOnce(&Bytes, Range<usize>) -> R,
     ) -> Option<R> {
         while self.read_seq < end && max > 0 {
-            let slot = self.slots[self.index(self.read_seq)];
+            let slot = self.slot(self.read_seq);
             if slot.state != SlotState::Filled {
                 self.release_front();
                 continue;
@@ -276,7 +319,7 @@ impl RecvBuffer {
     }
 
     fn release_front(&mut self) {
-        self.clear_slot(self.index(self.read_seq));
+        self.clear_slot(self.read_seq);
         self.read_seq += 1;
         self.read_off = 0;
     }
@@ -288,7 +331,7 @@ impl RecvBuffer {
     pub fn read_message(&mut self, high: u64, out: &mut [u8]) -> Option<usize> {
         // Skip what was dropped, consumed, or cannot start a message.
         while self.read_seq < high {
-            let slot = self.slots[self.index(self.read_seq)];
+            let slot = self.slot(self.read_seq);
             let orphan = slot.state == SlotState::Filled
                 && !MsgInfo::from_word(slot.msg).position.starts_message();
             if slot.state == SlotState::Dropped || slot.state == SlotState::Consumed || orphan {
@@ -306,14 +349,13 @@ impl RecvBuffer {
         }
         let mut seq = self.read_seq;
         while seq < high {
-            let slot = self.slots[self.index(seq)];
+            let slot = self.slot(seq);
             let info = MsgInfo::from_word(slot.msg);
             if slot.state == SlotState::Filled && info.position.starts_message() && !info.in_order {
                 if let Some(last) = self.complete_message_at(seq, high) {
                     let len = self.copy_message(seq, last, out);
                     for s in seq..=last {
-                        let i = self.index(s);
-                        self.slots[i].state = SlotState::Consumed;
+                        self.set_state(s, SlotState::Consumed);
                     }
                     return Some(len);
                 }
@@ -325,10 +367,10 @@ impl RecvBuffer {
 
     /// If a complete message starts at `first`, the sequence number of its last packet.
     fn complete_message_at(&self, first: u64, high: u64) -> Option<u64> {
-        let number = MsgInfo::from_word(self.slots[self.index(first)].msg).number;
+        let number = MsgInfo::from_word(self.slot(first).msg).number;
         let mut seq = first;
         while seq < high {
-            let slot = self.slots[self.index(seq)];
+            let slot = self.slot(seq);
             let info = MsgInfo::from_word(slot.msg);
             if slot.state != SlotState::Filled || info.number != number {
                 return None;
@@ -348,7 +390,7 @@ impl RecvBuffer {
         let mut total = 0;
         let mut written = 0;
         for seq in first..=last {
-            let slot = self.slots[self.index(seq)];
+            let slot = self.slot(seq);
             let payload = self.page_bytes(&slot);
             let len = payload.len();
             let n = len.min(out.len() - written);
@@ -370,6 +412,17 @@ mod tests {
             position,
             in_order,
             number: MsgNo::masked(n),
+        }
+    }
+
+    #[test]
+    fn slots_pack_to_zero_when_empty_and_round_trip() {
+        assert_eq!(Slot::EMPTY.pack(), 0);
+        for state in SlotState::ALL {
+            for (msg, page) in [(0, 0), (u32::MAX, (MAX_SLOTS - 1) as u32), (7, NO_PAGE)] {
+                let back = Slot::unpack(Slot { state, msg, page }.pack());
+                assert_eq!((back.state, back.msg, back.page), (state, msg, page));
+            }
         }
     }
 
