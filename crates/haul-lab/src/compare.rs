@@ -514,6 +514,13 @@ impl KeyFile {
             .map_or(0, |d| d.subsec_nanos());
         let name = format!("haul-lab-key-{}-{n}-{nanos}", std::process::id());
         let dir = std::env::temp_dir().join(name);
+        if dir.to_str().is_none() {
+            return Err(format!(
+                "the temporary directory {} is not UTF-8: haul-enc cannot name its key file \
+                 (set TMPDIR)",
+                dir.display()
+            ));
+        }
         // mkdir refuses a name that exists, a planted symlink included, and the directory is
         // ours alone: nobody can swap the key for another file. keygen creates it exclusively.
         std::fs::DirBuilder::new()

@@ -1,6 +1,6 @@
 //! The endpoint: one socket, its connections, and the I/O thread that drives them.
 
-use crate::socket::{Offloads, UdpSocket, BATCH, MAX_SEND};
+use crate::socket::{wall_clock, Offloads, UdpSocket, BATCH, MAX_SEND};
 use crate::stream::Stream;
 use crate::turn::{turn, Outbox, SocketReader, IDLE_POLL};
 use crate::wake::{poll, IoTurn, ReaderClaim, Waker};
@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, TryLockError};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 use thiserror::Error;
 
 /// How long the I/O thread waits for a reader that holds the socket's receiving state but has
@@ -448,11 +448,4 @@ fn io_loop(shared: Arc<Shared>) {
             IoTurn::LeaveFor(lease) => poll(None, &shared.waker, end.timeout.min(lease)),
         }
     }
-}
-
-/// The time since the Unix epoch (zero if the system clock is set before it).
-fn wall_clock() -> Duration {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
 }

@@ -341,6 +341,13 @@ impl UdpSocket {
 /// the message as received when it was read.
 const MAX_STAMP_AGE: Duration = Duration::from_secs(1);
 
+/// The time since the Unix epoch (zero if the system clock is set before it).
+pub(crate) fn wall_clock() -> Duration {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+}
+
 /// The monotonic clock and the wall clock read together, to turn the kernel's receive stamps
 /// (wall clock) into arrival instants.
 struct ArrivalClock {
@@ -350,11 +357,10 @@ struct ArrivalClock {
 
 impl ArrivalClock {
     fn read() -> Self {
-        let now = Instant::now();
-        let wall = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default();
-        Self { now, wall }
+        Self {
+            now: Instant::now(),
+            wall: wall_clock(),
+        }
     }
 
     /// When a message stamped `stamp` arrived: `now` less the stamp's age, or `now` without

@@ -76,8 +76,11 @@ impl Freshness {
 
     /// Milliseconds since the Unix epoch at `now`.
     pub(crate) fn unix_ms(&self, now: Instant) -> u64 {
+        // Saturating: the clock comes from the driver, and no value may panic here.
         let unix = if now >= self.anchor {
-            self.unix_at_anchor + (now - self.anchor)
+            self.unix_at_anchor
+                .checked_add(now - self.anchor)
+                .unwrap_or(Duration::MAX)
         } else {
             self.unix_at_anchor.saturating_sub(self.anchor - now)
         };
@@ -163,6 +166,14 @@ mod tests {
         assert_eq!(tried, allowed);
         assert!(!f.may_try(start + Duration::from_millis(999), 1));
         assert!(f.may_try(start + Duration::from_secs(1), keys as usize));
+    }
+
+    #[test]
+    fn an_absurd_clock_saturates_instead_of_panicking() {
+        let now = Instant::now();
+        let mut f = Freshness::new(now, Duration::MAX);
+        assert_eq!(f.unix_ms(now + Duration::from_secs(1)), u64::MAX);
+        assert!(!f.admit(now + Duration::from_secs(1), 0, &[1; 32]));
     }
 
     #[test]
