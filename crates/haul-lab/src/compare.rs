@@ -379,14 +379,7 @@ fn measure(
         Transport::HaulEncrypted => {
             let key = KeyFile::new(&tools.haul)?;
             let key_file = ["--key-file", key.path()];
-            let options = [
-                "--time",
-                &secs,
-                "--omit",
-                &omitted,
-                key_file[0],
-                key_file[1],
-            ];
+            let options = [&["--time", &secs, "--omit", &omitted][..], &key_file].concat();
             haul_perf(lab, tools, length, &key_file, &options)
         }
         Transport::Cubic | Transport::Bbr => {
@@ -500,7 +493,8 @@ fn haul_perf(
 /// temporary directory (both namespaces share the file system), removed when dropped.
 struct KeyFile {
     dir: std::path::PathBuf,
-    path: std::path::PathBuf,
+    /// The key file, inside `dir` (UTF-8: it goes on command lines).
+    path: String,
 }
 
 impl KeyFile {
@@ -514,23 +508,20 @@ impl KeyFile {
             .map_or(0, |d| d.subsec_nanos());
         let name = format!("haul-lab-key-{}-{n}-{nanos}", std::process::id());
         let dir = std::env::temp_dir().join(name);
-        if dir.to_str().is_none() {
+        let Some(path) = dir.join("key").to_str().map(str::to_owned) else {
             return Err(format!(
                 "the temporary directory {} is not UTF-8: haul-enc cannot name its key file \
                  (set TMPDIR)",
                 dir.display()
             ));
-        }
+        };
         // mkdir refuses a name that exists, a planted symlink included, and the directory is
         // ours alone: nobody can swap the key for another file. keygen creates it exclusively.
         std::fs::DirBuilder::new()
             .mode(0o700)
             .create(&dir)
             .map_err(|e| format!("creating {}: {e}", dir.display()))?;
-        let key = Self {
-            path: dir.join("key"),
-            dir,
-        };
+        let key = Self { path, dir };
         let out = std::process::Command::new(haul)
             .arg("keygen")
             .arg(&key.path)
@@ -546,7 +537,7 @@ impl KeyFile {
     }
 
     fn path(&self) -> &str {
-        self.path.to_str().unwrap_or_default()
+        &self.path
     }
 }
 
