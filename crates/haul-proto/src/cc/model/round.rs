@@ -118,8 +118,9 @@ impl ModelRate {
         let queueing = self.queueing_delay();
         let residual = self.residual_reading(queueing);
         // Loss reports lag the drops by a round trip: a round's losses are random only if
-        // neither it nor the round before had a standing queue.
-        let quiet = !queue && !self.queue_last_round;
+        // neither it nor the round before had a standing queue. A drain round's are start-up's
+        // overshoot.
+        let quiet = !queue && !self.queue_last_round && self.phase != Phase::Drain;
         self.queue_last_round = queue;
         if quiet && sent_all > 0 {
             // Losses without a queue are random: they set the rate to correct for. Counted
@@ -306,7 +307,7 @@ impl ModelRate {
         match self.phase {
             Phase::Startup if self.queue_ends_startup(end.standing) => {
                 tracing::debug!(bw, "start-up: a round's smallest RTT shows a queue");
-                self.phase = Phase::Drain;
+                self.leave_startup();
             }
             // A scavenger starting into a queue has found other traffic (or filled the path):
             // doubling on would overflow the queue and cut the other flow's window, which then
@@ -315,7 +316,7 @@ impl ModelRate {
                 if self.policy == Policy::Scavenger
                     && end.queueing.is_some_and(|q| q > SCAVENGER_TARGET) =>
             {
-                self.phase = Phase::Drain;
+                self.leave_startup();
             }
             Phase::Startup => {
                 if bw >= self.full_bw * STARTUP_GROWTH {
@@ -324,7 +325,7 @@ impl ModelRate {
                 } else if !end.app_limited {
                     self.flat_rounds += 1;
                     if self.flat_rounds >= STARTUP_FLAT_ROUNDS {
-                        self.phase = Phase::Drain;
+                        self.leave_startup();
                     }
                 }
             }

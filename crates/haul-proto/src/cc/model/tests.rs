@@ -844,6 +844,61 @@ fn heavy_loss_without_a_queue_checks_the_base_rtt() {
     assert!(!cc.checking_base);
 }
 
+/// A start-up at 10 ms that loses a third of what it sends while no round's smallest RTT shows
+/// a queue, one ACK and one loss report each 10 ms; with `overflow_ms`, loss reports at 8 000
+/// packets per second carry that RTT. Returns the controller as start-up ends, the time, and
+/// the largest loss rate start-up read.
+fn overflowing_start_up(overflow_ms: Option<u64>) -> (ModelRate, Instant, f64) {
+    let mut t = Instant::now();
+    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+    let mut startup_rate: f64 = 0.0;
+    for rate in [2_000, 4_000, 8_000, 10_000, 10_000, 10_000, 10_000, 10_000] {
+        let per_ack = rate as u64 / 100;
+        for _ in 0..5 {
+            if cc.phase != Phase::Startup {
+                return (cc, t, startup_rate);
+            }
+            startup_rate = startup_rate.max(cc.loss_rate());
+            t += Duration::from_millis(10);
+            let sent = cc.largest_sent + per_ack * 3 / 2;
+            cc.on_ack(t, &ack(rate, 10, sent));
+            let rtt_sample = overflow_ms
+                .filter(|_| rate == 8_000)
+                .map(Duration::from_millis);
+            cc.on_loss(
+                t,
+                &LossSample {
+                    rtt_sample,
+                    ..loss(per_ack / 2)
+                },
+            );
+        }
+    }
+    panic!("start-up did not end");
+}
+
+#[test]
+fn start_ups_own_overflow_is_not_random_loss() {
+    // The start-up saw its own queue (10 ms above a 10 ms base): the loss rate it read is its
+    // overflow, forgotten when it ends, and the rounds after, which lose nothing new, check
+    // nothing.
+    let (mut cc, mut t, startup_rate) = overflowing_start_up(Some(20));
+    assert!(startup_rate >= MAX_RANDOM_LOSS, "{startup_rate}");
+    assert_eq!(cc.loss_rate(), 0.0);
+    feed(&mut cc, &mut t, 2, 10_000, 10, 50);
+    assert!(cc.base_check_end.is_none());
+    feed(&mut cc, &mut t, 10, 10_000, 10, 0);
+    assert!(cc.base_check_end.is_none());
+    assert!(cc.loss_rate() < 0.01, "{}", cc.loss_rate());
+
+    // A start-up that never saw a queue (a newcomer whose base RTT holds the others' queue):
+    // its loss rate stands, and the next cruising rounds that lose check the base RTT.
+    let (mut cc, mut t, _) = overflowing_start_up(None);
+    assert!(cc.loss_rate() >= MAX_RANDOM_LOSS, "{}", cc.loss_rate());
+    feed(&mut cc, &mut t, 2, 10_000, 10, 50);
+    assert!(cc.base_check_end.is_some());
+}
+
 #[test]
 fn a_loss_rate_random_loss_does_not_explain_checks_the_base_rtt() {
     let (mut cc, mut t) = cruising();
