@@ -704,23 +704,31 @@ impl ModelRate {
         self.leave_startup();
     }
 
-    /// Start-up ends; a round of drain follows. A start-up that saw a queue of
-    /// [`OVERFLOW_QUEUE`] or more above its base RTT filled the buffer itself, so its base
-    /// holds no other flow's queue, and a random-loss rate its rounds read above what random
-    /// loss ever is ([`MAX_RANDOM_LOSS`]) was its own overflow: the rate is forgotten. On a short
-    /// path start-up's rounds end before that queue shows in their smallest RTT, so the
-    /// overflow read as random loss, and the rounds after it as a flow that took a queue for
-    /// its base RTT: 16 lab runs of 20 (100 Mbit/s, 10 ms, no loss) paused for a base-RTT check
-    /// after start-up, 200 ms of a 2 s transfer; 3 of 20 since (docs/journal/congestion.md,
-    /// "Start-up's overflow read as random loss"). A newcomer that started into a standing queue sees no
-    /// such queue, and its loss rate stays: the check is what it needs.
+    /// Start-up ends; a round of drain follows. On a short path (see [`ModelRate::short_path`])
+    /// a start-up that saw a queue of [`OVERFLOW_QUEUE`] or more above its base RTT filled the
+    /// buffer itself, so its base holds no other flow's queue, and a random-loss rate its rounds
+    /// read above what random loss ever is ([`MAX_RANDOM_LOSS`]) was its own overflow: the rate
+    /// is forgotten. There start-up's rounds end before that queue shows in their smallest RTT,
+    /// so the overflow read as random loss, and the rounds after it as a flow that took a queue
+    /// for its base RTT: 16 lab runs of 20 (100 Mbit/s, 10 ms, no loss) paused for a base-RTT
+    /// check after start-up, 200 ms of a 2 s transfer; 2 of 20 since. A newcomer that started
+    /// into a standing queue sees no such queue, and its loss rate stays: the check is what it
+    /// needs. On every path this rule left four flows a second apart at 300 ms in the lab with
+    /// more queue (docs/journal/congestion.md, "Start-up's overflow read as random loss").
     fn leave_startup(&mut self) {
         self.phase = Phase::Drain;
         let own_overflow = std::mem::take(&mut self.startup_saw_overflow);
-        if own_overflow && self.loss_rate() >= MAX_RANDOM_LOSS {
+        if own_overflow && self.short_path() && self.loss_rate() >= MAX_RANDOM_LOSS {
             self.quiet_lost = 0.0;
             self.quiet_sent = 0.0;
         }
+    }
+
+    /// Whether the base RTT is short enough that the queue threshold's slack is most of it
+    /// (under [`QUEUE_SLACK`] ÷ [`QUEUE_FRACTION`], 20 ms): there a round's smallest RTT misses
+    /// a queue that start-up's overshoot fills and drops from within the round.
+    fn short_path(&self) -> bool {
+        self.base_rtt().mul_f64(QUEUE_FRACTION) < QUEUE_SLACK
     }
 
     /// Notes an RTT sample in start-up that shows a queue of [`OVERFLOW_QUEUE`] or more.

@@ -118,9 +118,10 @@ impl ModelRate {
         let queueing = self.queueing_delay();
         let residual = self.residual_reading(queueing);
         // Loss reports lag the drops by a round trip: a round's losses are random only if
-        // neither it nor the round before had a standing queue. A drain round's are start-up's
-        // overshoot.
-        let quiet = !queue && !self.queue_last_round && self.phase != Phase::Drain;
+        // neither it nor the round before had a standing queue. On a short path a drain round's
+        // are start-up's overshoot (see `leave_startup`).
+        let overshoot = self.phase == Phase::Drain && self.short_path();
+        let quiet = !(queue || self.queue_last_round || overshoot);
         self.queue_last_round = queue;
         if quiet && sent_all > 0 {
             // Losses without a queue are random: they set the rate to correct for. Counted
