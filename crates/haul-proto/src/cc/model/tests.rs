@@ -844,15 +844,17 @@ fn heavy_loss_without_a_queue_checks_the_base_rtt() {
     assert!(!cc.checking_base);
 }
 
-/// A start-up at 10 ms that loses a third of what it sends while no round's smallest RTT shows
-/// a queue, one ACK and one loss report each 10 ms; with `overflow_ms`, loss reports at 8 000
-/// packets per second carry that RTT. Returns the controller as start-up ends, the time, and
-/// the largest loss rate start-up read.
-fn overflowing_start_up(overflow_ms: Option<u64>) -> (ModelRate, Instant, f64) {
+/// A start-up at `rtt_ms` that loses a third of what it sends while no round's smallest RTT
+/// shows a queue, one ACK and one loss report each 10 ms; with `overflow_ms`, loss reports at
+/// 8 000 packets per second carry that RTT. Returns the controller as start-up ends, the time,
+/// and the largest loss rate start-up read.
+fn overflowing_start_up(rtt_ms: u64, overflow_ms: Option<u64>) -> (ModelRate, Instant, f64) {
     let mut t = Instant::now();
     let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
     let mut startup_rate: f64 = 0.0;
-    for rate in [2_000, 4_000, 8_000, 10_000, 10_000, 10_000, 10_000, 10_000] {
+    for rate in [
+        2_000, 4_000, 8_000, 8_000, 10_000, 10_000, 10_000, 10_000, 10_000, 10_000,
+    ] {
         let per_ack = rate as u64 / 100;
         for _ in 0..5 {
             if cc.phase != Phase::Startup {
@@ -861,7 +863,7 @@ fn overflowing_start_up(overflow_ms: Option<u64>) -> (ModelRate, Instant, f64) {
             startup_rate = startup_rate.max(cc.loss_rate());
             t += Duration::from_millis(10);
             let sent = cc.largest_sent + per_ack * 3 / 2;
-            cc.on_ack(t, &ack(rate, 10, sent));
+            cc.on_ack(t, &ack(rate, rtt_ms, sent));
             let rtt_sample = overflow_ms
                 .filter(|_| rate == 8_000)
                 .map(Duration::from_millis);
@@ -882,7 +884,7 @@ fn start_ups_own_overflow_is_not_random_loss() {
     // The start-up saw its own queue (10 ms above a 10 ms base): the loss rate it read is its
     // overflow, forgotten when it ends, and the rounds after, which lose nothing new, check
     // nothing.
-    let (mut cc, mut t, startup_rate) = overflowing_start_up(Some(20));
+    let (mut cc, mut t, startup_rate) = overflowing_start_up(10, Some(20));
     assert!(startup_rate >= MAX_RANDOM_LOSS, "{startup_rate}");
     assert_eq!(cc.loss_rate(), 0.0);
     feed(&mut cc, &mut t, 2, 10_000, 10, 50);
@@ -893,10 +895,15 @@ fn start_ups_own_overflow_is_not_random_loss() {
 
     // A start-up that never saw a queue (a newcomer whose base RTT holds the others' queue):
     // its loss rate stands, and the next cruising rounds that lose check the base RTT.
-    let (mut cc, mut t, _) = overflowing_start_up(None);
+    let (mut cc, mut t, _) = overflowing_start_up(10, None);
     assert!(cc.loss_rate() >= MAX_RANDOM_LOSS, "{}", cc.loss_rate());
     feed(&mut cc, &mut t, 2, 10_000, 10, 50);
     assert!(cc.base_check_end.is_some());
+
+    // On a path of 20 ms or more the rule does not hold: its own queue shows in a round's
+    // smallest RTT there, and in the lab a newcomer's start-up saw the others' queue swing.
+    let (cc, _, _) = overflowing_start_up(50, Some(100));
+    assert!(cc.loss_rate() >= MAX_RANDOM_LOSS, "{}", cc.loss_rate());
 }
 
 #[test]
