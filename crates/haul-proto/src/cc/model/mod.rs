@@ -567,8 +567,13 @@ impl ModelRate {
     /// keep full: its start-up goes on (newcomers that stopped at such a loss kept a fifth of a
     /// fair share for seconds).
     fn overflowed(&self, rtt: Duration) -> bool {
+        self.flat_rounds >= 1 && self.shows_overflow_queue(rtt)
+    }
+
+    /// Whether `rtt` sat behind at least [`OVERFLOW_QUEUE`] of a base RTT of queue.
+    fn shows_overflow_queue(&self, rtt: Duration) -> bool {
         let base = self.base_rtt();
-        self.flat_rounds >= 1 && rtt.saturating_sub(base) >= base.mul_f64(OVERFLOW_QUEUE)
+        rtt.saturating_sub(base) >= base.mul_f64(OVERFLOW_QUEUE)
     }
 
     /// Whether the receiver's capacity reports come from a window of pairs (see
@@ -733,9 +738,7 @@ impl ModelRate {
 
     /// Notes an RTT sample in start-up that shows a queue of [`OVERFLOW_QUEUE`] or more.
     fn note_startup_queue(&mut self, rtt: Duration) {
-        let base = self.base_rtt();
-        if self.phase == Phase::Startup && rtt.saturating_sub(base) >= base.mul_f64(OVERFLOW_QUEUE)
-        {
+        if self.phase == Phase::Startup && self.shows_overflow_queue(rtt) {
             self.startup_saw_overflow = true;
         }
     }
