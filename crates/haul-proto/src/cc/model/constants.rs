@@ -114,11 +114,19 @@ pub(super) const START_TRAIN: u64 = 32;
 /// 64 pairs, one per 16 packets. Counted as packets sent before the previous round began (their
 /// arrivals are in any report that comes now), not as packets acknowledged: under loss the
 /// cumulative ACK waits behind the first hole for round trips (at 1 Gbit/s, 600 ms and 5 %, with
-/// the jump below, the approach never began and start-up paced at 2.8 Gbit/s)…
+/// the jump below, the approach never began and start-up paced at 2.8 Gbit/s). Start-up's
+/// approach believes a capacity measured with its trains sooner ([`EARLY_CAPACITY_PACKETS`])…
 pub(super) const CAPACITY_PACKETS: u64 = 64 * 16;
 /// …and only while the delivery rate is within this multiple of it: further above, it was read
 /// too low, and start-up goes on doubling.
 pub(super) const CAPACITY_CREDIBLE: f64 = 1.5;
+/// The capacity a reference receiver reports before it has timed pairs (its window of gaps
+/// starts full of 1 ms), as haul's receiver does before its first few: it says nothing.
+pub(super) const DEFAULT_CAPACITY: u32 = 1_000;
+/// Packets a haul receiver needs, start-up's first three trains ([`START_TRAIN`]), before its
+/// capacity comes from trains; until then it comes from a few pairs, or is the starting value.
+/// Only then may start-up believe a capacity early (see `ModelRate::trains_measured`).
+pub(super) const EARLY_CAPACITY_PACKETS: u64 = 3 * START_TRAIN;
 /// A report at the receiver's resolution (a median gap of 1 µs or none: 10⁶ packets per second)
 /// says the pairs arrived together — behind GRO or interrupt coalescing, as in `haul lab`,
 /// whose emulator writes what arrives within 200 µs as one super-packet — not what the link

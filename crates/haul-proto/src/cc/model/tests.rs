@@ -636,6 +636,32 @@ fn startup_approaches_the_link_capacity_at_a_probes_gain() {
 }
 
 #[test]
+fn startup_approaches_the_link_once_the_receiver_has_had_its_first_trains() {
+    // 100 Mbit/s at 10 ms: start-up reaches the link long before a window of pairs is sent.
+    let start = |acked: u64, rate: u32, capacity: u32| {
+        let t = Instant::now() + Duration::from_millis(10);
+        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+        let a = AckSample {
+            ack_seq: acked,
+            link_capacity: Some(capacity),
+            ..ack(rate, 10, 400)
+        };
+        cc.on_ack(t, &a);
+        assert!(!cc.capacity_believed());
+        cc.approaching
+    };
+    // Near the capacity the receiver measured with start-up's first trains: the approach.
+    assert!(start(EARLY_CAPACITY_PACKETS, 8_000, 8_500));
+    // Before those trains arrived the capacity comes from a few pairs, or is the starting
+    // value: start-up doubles on.
+    assert!(!start(EARLY_CAPACITY_PACKETS - 1, 8_000, 8_500));
+    assert!(!start(EARLY_CAPACITY_PACKETS, 1_000, DEFAULT_CAPACITY));
+    // Far from it (above: a capacity read low; below: not yet near): no approach either.
+    assert!(!start(EARLY_CAPACITY_PACKETS, 8_000, 5_000));
+    assert!(!start(EARLY_CAPACITY_PACKETS, 8_000, 10_000));
+}
+
+#[test]
 fn a_first_start_up_jumps_to_half_the_link_capacity_and_stops_at_it() {
     let pps = |cc: &ModelRate| 1.0 / cc.pacing_period().as_secs_f64();
     // A first flight delivered at 1 000 packets per second on a 50 ms path whose pairs
