@@ -603,7 +603,7 @@ impl ModelRate {
     /// Waiting for a window of pairs, start-up doubled on for a round past the link wherever
     /// it reached the link within 1 024 packets: one flow at 100 Mbit/s with a 1-BDP buffer
     /// dropped 632 / 508 / 496 / 629 / 1 008 packets at 10 / 20 / 30 / 50 / 100 ms in the
-    /// simulator, and 9 / 0 / 0 / 0 / 0 since. A reference receiver blends its starting value
+    /// simulator (seed 1), and 18 / 99 / 0 / 0 / 0 since. A reference receiver blends its starting value
     /// with its first pairs on links under 96 Mbit/s, a reading too low: there the approach
     /// may begin early, and grows by [`APPROACH_GAIN`] a round (docs/journal/congestion.md,
     /// "Start-up nears the link before a window of pairs").
