@@ -19,6 +19,16 @@ use std::time::{Duration, Instant};
 /// ([`CongestionControl::repair_copies`]).
 pub const MAX_REPAIR_COPIES: u8 = 4;
 
+/// The link capacity a receiver reports before it has timed a packet pair, packets per second:
+/// the UDT4 reference starts its window of pair gaps full of 1 ms, and haul's receiver does the
+/// same. A report of it says nothing of the link.
+pub(crate) const STARTING_CAPACITY: u32 = 1_000;
+
+/// Probe trains a haul receiver times before its capacity report comes from trains, not pairs.
+/// Each averages the gaps of all its packets, so a few say more than eight pairs; three, so that
+/// one odd train (a receiver that read its tail late) is outvoted.
+pub(crate) const FIRST_TRAINS: usize = 3;
+
 /// What a controller is told when its connection starts sending.
 #[derive(Debug, Clone, Copy)]
 pub struct CcInit {

@@ -1,5 +1,6 @@
 //! Receiver- and sender-side estimates, with the reference's formulas and start values.
 
+use crate::cc::{FIRST_TRAINS, STARTING_CAPACITY};
 use crate::seq::SeqNo;
 use std::cmp::Ordering;
 use std::time::{Duration, Instant};
@@ -213,10 +214,6 @@ const FIRST_PROBES: usize = 8;
 /// Trains a receiver keeps for its capacity estimate: the most recent ones, enough for a
 /// median that one train delayed in a receiver's scheduling does not move.
 const TRAIN_WINDOW: usize = 16;
-/// Trains measured before they, not the pairs, give the capacity. Each averages the gaps of
-/// all its packets, so a few say more than eight pairs; three, so that one odd train (a
-/// receiver that read its tail late) is outvoted.
-const FIRST_TRAINS: usize = 3;
 
 /// Packets a train may miss between two of its arrivals and go on. A lost packet is counted
 /// as having taken its time on the bottleneck (lost after it, as on a lossy link); a drop in
@@ -419,7 +416,7 @@ impl Default for ArrivalWindow {
     fn default() -> Self {
         Self {
             trains: TrainGauge::default(),
-            probes: [1_000; PROBE_WINDOW],
+            probes: [1_000_000 / STARTING_CAPACITY; PROBE_WINDOW],
             next_probe: 0,
             probes_seen: 0,
             probe_start: None,

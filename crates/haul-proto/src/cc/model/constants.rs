@@ -1,6 +1,7 @@
 //! The constants of [`super::ModelRate`]. `docs/CONGESTION.md` says why each has its value;
 //! `docs/journal/congestion.md` holds the measurements behind them.
 
+use crate::cc::FIRST_TRAINS;
 use std::time::Duration;
 
 /// 2 / ln 2: the smallest gain that doubles the delivery rate every round.
@@ -120,13 +121,11 @@ pub(super) const CAPACITY_PACKETS: u64 = 64 * 16;
 /// …and only while the delivery rate is within this multiple of it: further above, it was read
 /// too low, and start-up goes on doubling.
 pub(super) const CAPACITY_CREDIBLE: f64 = 1.5;
-/// The capacity a reference receiver reports before it has timed pairs (its window of gaps
-/// starts full of 1 ms), as haul's receiver does before its first few: it says nothing.
-pub(super) const DEFAULT_CAPACITY: u32 = 1_000;
-/// Packets a haul receiver needs, start-up's first three trains ([`START_TRAIN`]), before its
-/// capacity comes from trains; until then it comes from a few pairs, or is the starting value.
-/// Only then may start-up believe a capacity early (see `ModelRate::trains_measured`).
-pub(super) const EARLY_CAPACITY_PACKETS: u64 = 3 * START_TRAIN;
+/// Packets a haul receiver needs, start-up's first trains ([`FIRST_TRAINS`] of
+/// [`START_TRAIN`]), before its capacity comes from trains; until then it comes from a few
+/// pairs, or is the starting value. Only then may start-up believe a capacity early (see
+/// `ModelRate::trains_measured`).
+pub(super) const EARLY_CAPACITY_PACKETS: u64 = FIRST_TRAINS as u64 * START_TRAIN;
 /// A report at the receiver's resolution (a median gap of 1 µs or none: 10⁶ packets per second)
 /// says the pairs arrived together — behind GRO or interrupt coalescing, as in `haul lab`,
 /// whose emulator writes what arrives within 200 µs as one super-packet — not what the link

@@ -34,6 +34,7 @@
 
 use super::{
     AckSample, CcInit, CongestionControl, CongestionControlFactory, LossSample, PathEstimate,
+    STARTING_CAPACITY,
 };
 use std::time::{Duration, Instant};
 
@@ -598,7 +599,7 @@ impl ModelRate {
     /// Whether `capacity`, as `ack` reports it before a window of pairs was sent (see
     /// [`CAPACITY_PACKETS`]), comes from start-up's trains: the receiver has acknowledged the
     /// first three ([`EARLY_CAPACITY_PACKETS`]), from which a haul receiver measures it, and it
-    /// is not the starting value ([`DEFAULT_CAPACITY`]).
+    /// is not the starting value ([`STARTING_CAPACITY`]).
     ///
     /// Waiting for a window of pairs, start-up doubled on for a round past the link wherever
     /// it reached the link within 1 024 packets: one flow at 100 Mbit/s with a 1-BDP buffer
@@ -609,7 +610,7 @@ impl ModelRate {
     /// "Start-up nears the link before a window of pairs").
     fn trains_measured(&self, ack: &AckSample, capacity: f64) -> bool {
         ack.ack_seq.saturating_sub(self.first_seq) >= EARLY_CAPACITY_PACKETS
-            && capacity != f64::from(DEFAULT_CAPACITY)
+            && capacity != f64::from(STARTING_CAPACITY)
     }
 
     /// The first start-up's bounds follow each capacity report until a sample of the sender's

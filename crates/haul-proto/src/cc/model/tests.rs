@@ -655,7 +655,7 @@ fn startup_approaches_the_link_once_the_receiver_has_had_its_first_trains() {
     // Before those trains arrived the capacity comes from a few pairs, or is the starting
     // value: start-up doubles on.
     assert!(!start(EARLY_CAPACITY_PACKETS - 1, 8_000, 8_500));
-    assert!(!start(EARLY_CAPACITY_PACKETS, 1_000, DEFAULT_CAPACITY));
+    assert!(!start(EARLY_CAPACITY_PACKETS, 1_000, STARTING_CAPACITY));
     // Far from it (above: a capacity read low; below: not yet near): no approach either.
     assert!(!start(EARLY_CAPACITY_PACKETS, 8_000, 5_000));
     assert!(!start(EARLY_CAPACITY_PACKETS, 8_000, 10_000));
