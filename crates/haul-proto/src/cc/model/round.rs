@@ -83,6 +83,7 @@ impl ModelRate {
         self.last_round_end_rtt = self.round_last_rtt.take();
         tracing::trace!(
             isn = self.first_seq,
+            now = ?now,
             phase = ?self.phase,
             gain = self.gain(),
             cycle = self.cycle,
