@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Summaries of the simulator's fairness runs over seeds, as docs/CONGESTION.md and the journal
+quote them. Reads what `fairness_across_seeds` prints (with `FAIR_RATES=1`, each flow's Mbit/s
+in start order as well):
+
+    FAIR_FLOWS=4 FAIR_RTT=300 FAIR_FIRST_SEED=17 FAIR_SEEDS=48 FAIR_RATES=1 cargo test \\
+        --release -p haul-proto --test congestion fairness_across_seeds -- --ignored \\
+        --nocapture --test-threads 1 > OUT 2>&1
+    python3 bench/fairness.py OUT...
+
+For each cell: the seeds, Jain's index (median, least, seeds under 0.98), RTT inflation
+(median, most, seeds at +20 % or more) and efficiency (median); then, if the rates are there,
+each flow's median Mbit/s by start order and how often each was the least.
+"""
+import re
+import statistics
+import sys
+
+CELL = re.compile(r"(\d+) flows (\d+) ms: ([^\n]*?)(?=\d+ flows \d+ ms:|\n|$)")
+RATES = re.compile(r"Mbit/s in the order the flows started ([\d. ]+)")
+
+
+def summarise(path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        text = f.read()
+    cells = CELL.findall(text)
+    if not cells:
+        sys.exit(f"{path}: no '<n> flows <rtt> ms:' line: is it fairness_across_seeds' output?")
+    for flows, rtt, seeds in cells:
+        # Each seed reads Jain / least share / RTT inflation / efficiency.
+        runs = [[float(x) for x in seed.split("/")] for seed in seeds.split()]
+        jain = [r[0] for r in runs]
+        rtt_inflation = [r[2] for r in runs]
+        print("%s: %s flows %s ms, %d seeds: Jain median %.3f, least %.3f, %d under 0.98; "
+              "RTT median %+.2f, most %+.2f, %d at +0.20 or more; efficiency median %.3f" % (
+                  path, flows, rtt, len(runs), statistics.median(jain), min(jain),
+                  sum(j < 0.98 for j in jain), statistics.median(rtt_inflation),
+                  max(rtt_inflation), sum(q >= 0.2 for q in rtt_inflation),
+                  statistics.median(r[3] for r in runs)))
+    rates = [[float(x) for x in m.split()] for m in RATES.findall(text)]
+    if rates and len(cells) == 1:
+        flows = len(rates[0])
+        least = [0] * flows
+        for r in rates:
+            least[r.index(min(r))] += 1
+        print("%s: by start order, median Mbit/s %s, the least %s times" % (
+            path, [round(statistics.median(r[i] for r in rates), 1) for i in range(flows)],
+            least))
+
+
+for argument in sys.argv[1:] or sys.exit(__doc__):
+    summarise(argument)
