@@ -744,6 +744,7 @@ fn share_started(flows: usize, rtt_ms: u64, seed: u64, gap_ms: u64) -> Shared {
     let total: f64 = rates.iter().sum();
     if std::env::var("FAIR_RATES").is_ok() {
         print_rates_in_start_order(&sim, si, &started, &rates, seed);
+        print_retransmissions(&sim, ci, &started, seed);
     }
     let least = rates.iter().copied().fold(f64::MAX, f64::min) / (total / flows as f64);
     let mean_rtt = rtts.iter().sum::<f64>() / rtts.len().max(1) as f64;
@@ -777,6 +778,29 @@ fn print_rates_in_start_order(
         .collect();
     eprintln!(
         "seed {seed}: Mbit/s in the order the flows started {}",
+        each.join(" ")
+    );
+}
+
+/// Prints what the flows resent over the whole run (from their start), against the new packets
+/// they sent, in all and by flow in start order (`started`: the client's connection ids). With a
+/// clean link every retransmission repairs a drop at the bottleneck's queue.
+fn print_retransmissions(sim: &Simulation<Host>, client: usize, started: &[u32], seed: u64) {
+    let conns = &sim.node(client).conns;
+    let stats: Vec<_> = started
+        .iter()
+        .filter_map(|id| conns.get(id))
+        .map(|c| c.stats())
+        .collect();
+    let sent: u64 = stats.iter().map(|s| s.packets_sent).sum();
+    let resent: u64 = stats.iter().map(|s| s.packets_retransmitted).sum();
+    let each: Vec<String> = stats
+        .iter()
+        .map(|s| s.packets_retransmitted.to_string())
+        .collect();
+    eprintln!(
+        "seed {seed}: {resent} retransmissions over {sent} new packets ({:.3}), in start order {}",
+        resent as f64 / sent.max(1) as f64,
         each.join(" ")
     );
 }
@@ -986,7 +1010,8 @@ fn random_loss_does_not_collapse_the_rate_unlike_the_reference() {
 /// sending every half second for the ten seconds after the last one started
 /// (FAIR_TRACE_HALVES half seconds where set; see `trace_shares`), which then run before the
 /// measurement, FAIR_LATER_S a measurement that many seconds later (steady state), FAIR_RATES=1
-/// each flow's goodput in start order, and FAIR_LINK_JITTER_US, FAIR_ACK_JITTER_US and
+/// each flow's goodput in start order and what the flows resent over the run (see
+/// `print_retransmissions`), and FAIR_LINK_JITTER_US, FAIR_ACK_JITTER_US and
 /// FAIR_COALESCE_US noise on the path (see `share_started`).
 #[test]
 #[ignore = "diagnostic: takes a minute, prints fairness across seeds"]

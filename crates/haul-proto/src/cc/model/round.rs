@@ -101,6 +101,7 @@ impl ModelRate {
             capacity = ?self.capacity,
             sent = end.sent,
             sent_all = end.sent_all,
+            lost = end.lost,
             app_limited = end.app_limited,
             "model round"
         );
