@@ -10,7 +10,9 @@ in start order as well):
 
 For each cell: the seeds, Jain's index (median, least, seeds under 0.98), RTT inflation
 (median, most, seeds at +20 % or more) and efficiency (median); then, if the rates are there,
-each flow's median Mbit/s by start order and how often each was the least.
+each flow's median Mbit/s by start order and how often each was the least, and what the flows
+resent over the run (retransmissions per new packet: median, least, most; each flow's median
+count by start order).
 """
 import re
 import statistics
@@ -18,6 +20,7 @@ import sys
 
 CELL = re.compile(r"(\d+) flows (\d+) ms: ([^\n]*?)(?=\d+ flows \d+ ms:|\n|$)")
 RATES = re.compile(r"Mbit/s in the order the flows started ([\d. ]+)")
+RESENT = re.compile(r"retransmissions over \d+ new packets \(([\d.]+)\), in start order ([\d ]+)")
 
 
 def summarise(path):
@@ -46,6 +49,14 @@ def summarise(path):
         print("%s: by start order, median Mbit/s %s, the least %s times" % (
             path, [round(statistics.median(r[i] for r in rates), 1) for i in range(flows)],
             least))
+    resent = RESENT.findall(text)
+    if resent and len(cells) == 1:
+        share = [float(r[0]) for r in resent]
+        each = [[int(x) for x in r[1].split()] for r in resent]
+        print("%s: retransmissions per new packet median %.3f, least %.3f, most %.3f; "
+              "by start order, median %s packets" % (
+                  path, statistics.median(share), min(share), max(share),
+                  [round(statistics.median(e[i] for e in each)) for i in range(len(each[0]))]))
 
 
 for argument in sys.argv[1:] or sys.exit(__doc__):

@@ -11,12 +11,14 @@ line, which carries its time since session 60) from the simulator's tests or fro
 A table line: seconds from the run's first round, the flow (f0 started first), phase, pacing
 gain, probe cycle, D while draining a queue, F beside another flow's queue, the round's least
 receiver RTT, the base RTT (ms), the estimate, the round's sample (packets per second), packets
-sent and the random-loss rate. With --exits, for each log of several seeds (as
+sent, packets reported lost in the round (since session 61; `?` in older traces) and the
+random-loss rate. With --exits, for each log of several seeds (as
 `fairness_across_seeds` prints them, each seed ending at its "Mbit/s in the order" line):
 by start order, the median estimate, base RTT and seconds in start-up where start-up ended.
 """
 import argparse
 import re
+import signal
 import statistics
 import sys
 
@@ -39,7 +41,8 @@ def runs(path):
     with open(path, encoding="utf-8", errors="replace") as log:
         for number, line in enumerate(log, 1):
             if SEED_END in line:
-                found.append(current)
+                if current:
+                    found.append(current)
                 current = []
                 continue
             if "model round" not in line:
@@ -74,12 +77,13 @@ def table(args):
             if not (args.start <= r["t"] <= args.end) or args.flow not in (None, r["flow"]):
                 continue
             print("%6.2f f%d %-8s g%.2f c%s %s %s rtt %6.1f base %6.1f bw %7.0f samp %7.0f "
-                  "sent %5d loss %.3f" % (
+                  "sent %5d lost %5s loss %.3f" % (
                       r["t"], r["flow"], r["phase"][:8], float(r["gain"]), r["cycle"],
                       "D" if r["draining"] == "true" else "-",
                       "F" if r["foreign"] == "true" else "-",
                       millis(r["round_min_rtt"]), millis(r["min_rtt"]), float(r["bw_pps"]),
-                      float(r["round_sample"]), int(r["sent"]), float(r["loss"])))
+                      float(r["round_sample"]), int(r["sent"]), r.get("lost", "?"),
+                      float(r["loss"])))
 
 
 def exits(args):
@@ -106,6 +110,7 @@ def exits(args):
 
 
 def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the table quietly
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("logs", nargs="+", metavar="LOG")
     p.add_argument("--exits", action="store_true", help="where each flow's start-up ended")
