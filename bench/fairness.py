@@ -15,6 +15,7 @@ resent over the run (retransmissions per new packet: median, least, most; each f
 count by start order).
 """
 import re
+import signal
 import statistics
 import sys
 
@@ -59,5 +60,6 @@ def summarise(path):
                   [round(statistics.median(e[i] for e in each)) for i in range(len(each[0]))]))
 
 
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the summary quietly
 for argument in sys.argv[1:] or sys.exit(__doc__):
     summarise(argument)
