@@ -783,8 +783,9 @@ fn print_rates_in_start_order(
 }
 
 /// Prints what the flows resent over the whole run (from their start), against the new packets
-/// they sent, in all and by flow in start order (`started`: the client's connection ids). With a
-/// clean link every retransmission repairs a drop at the bottleneck's queue.
+/// they sent, in all and by flow in start order (`started`: the client's connection ids). On a
+/// clean link they repair the bottleneck queue's drops, and some are the extra copies the
+/// controller sends of repairs (see `CongestionControl::repair_copies`).
 fn print_retransmissions(sim: &Simulation<Host>, client: usize, started: &[u32], seed: u64) {
     let conns = &sim.node(client).conns;
     let stats: Vec<_> = started
