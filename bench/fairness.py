@@ -25,8 +25,11 @@ RESENT = re.compile(r"retransmissions over \d+ new packets \(([\d.]+)\), in star
 
 
 def summarise(path):
-    with open(path, encoding="utf-8", errors="replace") as f:
-        text = f.read()
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError as e:
+        sys.exit(f"{path}: {e.strerror}: give the output of a fairness_across_seeds run")
     cells = CELL.findall(text)
     if not cells:
         sys.exit(f"{path}: no '<n> flows <rtt> ms:' line: is it fairness_across_seeds' output?")
@@ -43,13 +46,12 @@ def summarise(path):
                   statistics.median(r[3] for r in runs)))
     rates = [[float(x) for x in m.split()] for m in RATES.findall(text)]
     if rates and len(cells) == 1:
-        flows = len(rates[0])
+        flows = max(len(r) for r in rates)  # a seed whose flow never connected has fewer
         least = [0] * flows
         for r in rates:
             least[r.index(min(r))] += 1
         print("%s: by start order, median Mbit/s %s, the least %s times" % (
-            path, [round(statistics.median(r[i] for r in rates), 1) for i in range(flows)],
-            least))
+            path, [round(median_of(rates, i), 1) for i in range(flows)], least))
     resent = RESENT.findall(text)
     if resent and len(cells) == 1:
         share = [float(r[0]) for r in resent]
@@ -57,7 +59,12 @@ def summarise(path):
         print("%s: retransmissions per new packet median %.3f, least %.3f, most %.3f; "
               "by start order, median %s packets" % (
                   path, statistics.median(share), min(share), max(share),
-                  [round(statistics.median(e[i] for e in each)) for i in range(len(each[0]))]))
+                  [round(median_of(each, i)) for i in range(max(len(e) for e in each))]))
+
+
+def median_of(rows, i):
+    """The median of column `i` over the rows that have it."""
+    return statistics.median(r[i] for r in rows if len(r) > i)
 
 
 signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the summary quietly

@@ -5,10 +5,11 @@ line, which carries its time since session 60) from the simulator's tests or fro
 
     HAUL_LOG=haul_proto::cc=trace NO_COLOR=1 cargo test --release -p haul-proto \\
         --test congestion fairness_across_seeds -- --ignored --nocapture 2> LOG
-    python3 bench/rounds.py LOG [--from S] [--to S] [--flow N]
+    python3 bench/rounds.py LOG... [--from S] [--to S] [--flow N]
     python3 bench/rounds.py --exits LOG...
 
-A table line: seconds from the run's first round, the flow (f0 started first), phase, pacing
+Several logs are tabulated one after another, each after an `== LOG` line. A table line:
+seconds from the run's first round, the flow (f0 started first), phase, pacing
 gain, probe cycle, D while draining a queue, F beside another flow's queue, the round's least
 receiver RTT, the base RTT (ms), the estimate, the round's sample (packets per second), packets
 sent, packets reported lost in the round (since session 61; `?` in older traces) and the
@@ -38,7 +39,11 @@ def millis(text):
 def runs(path):
     """The rounds of each run in the log at `path`: a list (one per seed) of lists of dicts."""
     found, current = [], []
-    with open(path, encoding="utf-8", errors="replace") as log:
+    try:
+        log = open(path, encoding="utf-8", errors="replace")
+    except OSError as e:
+        sys.exit(f"{path}: {e.strerror}: give the log a traced run wrote (see --help)")
+    with log:
         for number, line in enumerate(log, 1):
             if SEED_END in line:
                 if current:
@@ -72,18 +77,26 @@ def by_flow(rounds):
 
 
 def table(args):
-    for rounds in runs(args.logs[0]):
-        for r in by_flow(rounds):
-            if not (args.start <= r["t"] <= args.end) or args.flow not in (None, r["flow"]):
-                continue
-            print("%6.2f f%d %-8s g%.2f c%s %s %s rtt %6.1f base %6.1f bw %7.0f samp %7.0f "
-                  "sent %5d lost %5s loss %.3f" % (
-                      r["t"], r["flow"], r["phase"][:8], float(r["gain"]), r["cycle"],
-                      "D" if r["draining"] == "true" else "-",
-                      "F" if r["foreign"] == "true" else "-",
-                      millis(r["round_min_rtt"]), millis(r["min_rtt"]), float(r["bw_pps"]),
-                      float(r["round_sample"]), int(r["sent"]), r.get("lost", "?"),
-                      float(r["loss"])))
+    for path in args.logs:
+        if len(args.logs) > 1:
+            print("==", path)
+        for rounds in runs(path):
+            print_rounds(rounds, args)
+
+
+def print_rounds(rounds, args):
+    """One line per round of one run, within --from/--to and --flow."""
+    for r in by_flow(rounds):
+        if not (args.start <= r["t"] <= args.end) or args.flow not in (None, r["flow"]):
+            continue
+        print("%6.2f f%d %-8s g%.2f c%s %s %s rtt %6.1f base %6.1f bw %7.0f samp %7.0f "
+              "sent %5d lost %5s loss %.3f" % (
+                  r["t"], r["flow"], r["phase"][:8], float(r["gain"]), r["cycle"],
+                  "D" if r["draining"] == "true" else "-",
+                  "F" if r["foreign"] == "true" else "-",
+                  millis(r["round_min_rtt"]), millis(r["min_rtt"]), float(r["bw_pps"]),
+                  float(r["round_sample"]), int(r["sent"]), r.get("lost", "?"),
+                  float(r["loss"])))
 
 
 def exits(args):
