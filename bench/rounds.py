@@ -11,7 +11,8 @@ line, which carries its time since session 60) from the simulator's tests or fro
 Several logs are tabulated one after another, each after an `== LOG` line. A table line:
 seconds from the run's first round, the flow (f0 started first), phase, pacing
 gain, probe cycle, D while draining a queue, F beside another flow's queue, the round's least
-receiver RTT, the base RTT (ms), the estimate, the round's sample (packets per second), packets
+receiver RTT, the base RTT (ms; the shorter of the flow's own and the one shared by the
+endpoint's connections to the host, since session 62), the estimate, the round's sample (packets per second), packets
 sent, packets reported lost in the round (since session 61; `?` in older traces) and the
 random-loss rate. With --exits, for each log of several seeds (as
 `fairness_across_seeds` prints them, each seed ending at its "Mbit/s in the order" line):
@@ -66,6 +67,13 @@ def runs(path):
     return found
 
 
+def base(r):
+    """The base RTT the round used (ms): the flow's own least RTT, or the shorter one the
+    endpoint's connections to the host shared (`path_min_rtt`, since session 62)."""
+    own, path = millis(r["min_rtt"]), millis(r.get("path_min_rtt", "None"))
+    return min(own, path) if path == path else own
+
+
 def by_flow(rounds):
     """The run's rounds with `t` from its first round and `flow`, its index in start order."""
     order = {}
@@ -94,7 +102,7 @@ def print_rounds(rounds, args):
                   r["t"], r["flow"], r["phase"][:8], float(r["gain"]), r["cycle"],
                   "D" if r["draining"] == "true" else "-",
                   "F" if r["foreign"] == "true" else "-",
-                  millis(r["round_min_rtt"]), millis(r["min_rtt"]), float(r["bw_pps"]),
+                  millis(r["round_min_rtt"]), base(r), float(r["bw_pps"]),
                   float(r["round_sample"]), int(r["sent"]), r.get("lost", "?"),
                   float(r["loss"])))
 
@@ -107,7 +115,7 @@ def exits(args):
             for r in by_flow(rounds):
                 first.setdefault(r["flow"], r["t"])
                 if r["phase"] != "Startup" and r["flow"] not in end:
-                    end[r["flow"]] = (float(r["bw_pps"]), millis(r["min_rtt"]),
+                    end[r["flow"]] = (float(r["bw_pps"]), base(r),
                                       r["t"] - first[r["flow"]])
             ends.append(end)
         flows = max((len(e) for e in ends), default=0)

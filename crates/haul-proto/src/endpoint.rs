@@ -7,6 +7,7 @@
 //! write, stamped with the client's clock, and the listener accepts it if it is fresh and new
 //! ([`crate::freshness`]); otherwise it answers with a cookie as before.
 
+use crate::cc::PathRtt;
 use crate::conn::{Connection, ConnectionConfig, Dialect, Transmit};
 use crate::freshness::Freshness;
 use crate::secure::{self, HandshakeError, PresharedKey, Responder};
@@ -16,7 +17,8 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rustc_hash::FxHashMap;
 use std::collections::HashMap;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 /// Identifies a connection of an endpoint: its local socket id.
@@ -114,6 +116,9 @@ pub struct Endpoint {
     stats: EndpointStats,
     /// When the last warning that the key-trial budget was spent went out.
     budget_warned: Option<Instant>,
+    /// host → the least RTT its connections share (see [`ConnectionConfig::share_path_rtt`]);
+    /// an entry lives as long as a connection holds it.
+    paths: HashMap<IpAddr, Weak<PathRtt>>,
 }
 
 impl Endpoint {
@@ -136,6 +141,7 @@ impl Endpoint {
             rendezvous: HashMap::new(),
             stats: EndpointStats::default(),
             budget_warned: None,
+            paths: HashMap::new(),
         }
     }
 
@@ -171,6 +177,24 @@ impl Endpoint {
                 return id;
             }
         }
+    }
+
+    /// Hands `conn` the least RTT of the connections to its host, if it is to `share` it.
+    fn share_path_rtt(&mut self, conn: &mut Connection, share: bool) {
+        if !share {
+            return;
+        }
+        let host = conn.peer_addr().ip();
+        let path = match self.paths.get(&host).and_then(Weak::upgrade) {
+            Some(path) => path,
+            None => {
+                self.paths.retain(|_, path| path.strong_count() > 0);
+                let path = Arc::new(PathRtt::default());
+                self.paths.insert(host, Arc::downgrade(&path));
+                path
+            }
+        };
+        conn.share_path_rtt(path);
     }
 
     fn random_isn(&mut self) -> SeqNo {
@@ -216,7 +240,9 @@ impl Endpoint {
     ) -> (ConnectionHandle, Connection) {
         let id = self.allocate_id();
         self.routes.insert(id, peer);
+        let share = config.share_path_rtt;
         let mut conn = Connection::connect(now, id, peer, isn, config);
+        self.share_path_rtt(&mut conn, share);
         if let Some(freshness) = &self.freshness {
             conn.send_key_exchange_with_request(freshness.unix_ms(now));
         }
@@ -229,7 +255,10 @@ impl Endpoint {
         let isn = self.random_isn();
         self.routes.insert(id, peer);
         self.rendezvous.insert(peer, id);
-        let conn = Connection::rendezvous(now, id, peer, isn, self.config.connection.clone());
+        let config = self.config.connection.clone();
+        let share = config.share_path_rtt;
+        let mut conn = Connection::rendezvous(now, id, peer, isn, config);
+        self.share_path_rtt(&mut conn, share);
         (id, conn)
     }
 
@@ -438,7 +467,10 @@ impl Endpoint {
         self.routes.insert(id, from);
         self.accepted.insert((from, h.socket_id), id);
         self.stats.accepted += 1;
-        let conn = Connection::accept(now, id, from, h, responder, self.config.connection.clone());
+        let config = self.config.connection.clone();
+        let share = config.share_path_rtt;
+        let mut conn = Connection::accept(now, id, from, h, responder, config);
+        self.share_path_rtt(&mut conn, share);
         Some(DatagramEvent::NewConnection(id, Box::new(conn)))
     }
 
@@ -486,5 +518,50 @@ impl Endpoint {
         let hash = hasher.finalize();
         let b = hash.as_bytes();
         u32::from_be_bytes([b[0], b[1], b[2], b[3]])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn endpoint(share_path_rtt: bool) -> Endpoint {
+        let config = EndpointConfig {
+            connection: ConnectionConfig {
+                share_path_rtt,
+                ..ConnectionConfig::default()
+            },
+            listen: false,
+            seed: 1,
+            accept_keys: Vec::new(),
+            wall_clock: None,
+        };
+        Endpoint::new(config, Instant::now())
+    }
+
+    #[test]
+    fn connections_to_one_host_share_its_path_rtt() {
+        let mut ep = endpoint(true);
+        let now = Instant::now();
+        let addr = |s: &str| s.parse::<SocketAddr>().unwrap();
+        let (_, a) = ep.connect(now, addr("10.0.0.2:9000"));
+        let (_, b) = ep.connect(now, addr("10.0.0.2:9001"));
+        let (_, c) = ep.rendezvous(now, addr("10.0.0.3:9000"));
+        let shared = |conn: &Connection| conn.shared_path_rtt().cloned().unwrap();
+        assert!(Arc::ptr_eq(&shared(&a), &shared(&b)), "one host, two ports");
+        assert!(!Arc::ptr_eq(&shared(&a), &shared(&c)), "another host");
+        // The entry goes with the last connection that holds it.
+        drop((a, b));
+        let (_, d) = ep.connect(now, addr("10.0.0.4:9000"));
+        assert!(!ep.paths.contains_key(&addr("10.0.0.2:9000").ip()));
+        assert_eq!(ep.paths.len(), 2, "{:?}", (c, d));
+    }
+
+    #[test]
+    fn connections_that_measure_alone_share_nothing() {
+        let mut ep = endpoint(false);
+        let (_, conn) = ep.connect(Instant::now(), "10.0.0.2:9000".parse().unwrap());
+        assert!(conn.shared_path_rtt().is_none());
+        assert!(ep.paths.is_empty());
     }
 }

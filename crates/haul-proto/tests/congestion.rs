@@ -676,7 +676,12 @@ fn share_started(flows: usize, rtt_ms: u64, seed: u64, gap_ms: u64) -> Shared {
     let rtt = Duration::from_millis(rtt_ms);
     let mut sim: Simulation<Host> = Simulation::new(seed);
     let now = sim.now();
-    let cfg = config(Arc::new(ModelRateFactory::default()));
+    // The flows leave one endpoint for one host, and share their least RTT; FAIR_SHARE_RTT=0
+    // measures them as flows from different hosts, each alone.
+    let cfg = ConnectionConfig {
+        share_path_rtt: env_or("FAIR_SHARE_RTT", 1) != 0,
+        ..config(Arc::new(ModelRateFactory::default()))
+    };
     let (c, s) = (addr("10.0.0.1:1"), addr("10.0.0.2:2"));
     let client = bulk_sender(cfg.clone(), seed, now);
     let ci = sim.add_node(c, client);

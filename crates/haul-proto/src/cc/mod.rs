@@ -13,6 +13,7 @@ pub use fixed::{FixedRate, FixedRateFactory};
 pub use model::{ModelRate, ModelRateFactory, Policy};
 
 use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// The most copies of one retransmission a controller may ask for
@@ -98,6 +99,27 @@ pub struct LossSample {
     pub path: PathEstimate,
 }
 
+/// The least RTT that an endpoint's connections to one host have measured, and when: a
+/// connection that starts into a queue the others keep learns the path's RTT from one that
+/// measured it before the queue (ensemble sharing, as RFC 9040 describes it for TCP). The
+/// endpoint hands the same one to every connection to that host address (see
+/// [`crate::ConnectionConfig::share_path_rtt`]); each controller decides what to offer and what
+/// to believe ([`CongestionControl::share_path_rtt`]).
+#[derive(Debug, Default)]
+pub struct PathRtt(Mutex<Option<(Duration, Instant)>>);
+
+impl PathRtt {
+    /// The least RTT offered, and when it was measured.
+    pub fn get(&self) -> Option<(Duration, Instant)> {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Replaces it.
+    pub fn set(&self, least: (Duration, Instant)) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(least);
+    }
+}
+
 /// A congestion controller: samples in, pacing period and window out.
 pub trait CongestionControl: Send + fmt::Debug {
     /// A short name for statistics and logs.
@@ -136,6 +158,10 @@ pub trait CongestionControl: Send + fmt::Debug {
     fn repair_copies(&self, _again: bool) -> u8 {
         1
     }
+    /// Once, as the connection starts sending, if it shares its path's RTT with the endpoint's
+    /// other connections to the same host: a controller that keeps a minimum RTT may offer its
+    /// own to `path` and take the least for its base (the default does neither).
+    fn share_path_rtt(&mut self, _path: Arc<PathRtt>) {}
 }
 
 /// Builds a controller for each new connection.

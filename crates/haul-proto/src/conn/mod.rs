@@ -16,7 +16,7 @@ pub use config::{ConnectionConfig, Dialect};
 
 use crate::arena::Arena;
 use crate::cc::{
-    AckSample, CcInit, CongestionControl, LossSample, PathEstimate, MAX_REPAIR_COPIES,
+    AckSample, CcInit, CongestionControl, LossSample, PathEstimate, PathRtt, MAX_REPAIR_COPIES,
 };
 use crate::ranges::RangeMap;
 use crate::secure::{Initiator, OpenError, PresharedKey, Protection};
@@ -32,6 +32,7 @@ use recv_buf::{RecvBuffer, Stored};
 use send_buf::SendBuffer;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use thiserror::Error;
 
@@ -335,6 +336,9 @@ pub struct Connection {
     snd_late: RangeMap<()>,
     flow_window: u64,
     cc: Option<Box<dyn CongestionControl>>,
+    /// The least RTT of the endpoint's connections to the same host (see
+    /// [`ConnectionConfig::share_path_rtt`]), until the controller is built and takes it.
+    path_rtt: Option<Arc<PathRtt>>,
     next_send: Instant,
     recv_rate: SmoothedRate,
     capacity: SmoothedRate,
@@ -451,6 +455,7 @@ impl Connection {
             snd_late: RangeMap::new(),
             flow_window: 2,
             cc: None,
+            path_rtt: None,
             next_send: now,
             recv_rate: SmoothedRate::new(16),
             capacity: SmoothedRate::new(1),
@@ -509,6 +514,18 @@ impl Connection {
     /// The peer's address.
     pub fn peer_addr(&self) -> SocketAddr {
         self.peer_addr
+    }
+
+    /// Shares `path` with the endpoint's other connections to the same host (see
+    /// [`ConnectionConfig::share_path_rtt`]).
+    pub(crate) fn share_path_rtt(&mut self, path: Arc<PathRtt>) {
+        self.path_rtt = Some(path);
+    }
+
+    /// The least RTT this connection shares, if it shares one.
+    #[cfg(test)]
+    pub(crate) fn shared_path_rtt(&self) -> Option<&Arc<PathRtt>> {
+        self.path_rtt.as_ref()
     }
 
     /// `haul` dialect: the pre-shared key this connection was established with; for a
@@ -911,12 +928,16 @@ impl Connection {
         }
         self.flow_window = peer.flow_window.max(2) as u64;
         self.peer_window = self.flow_window;
-        self.cc = Some(self.config.congestion.build(&CcInit {
+        let mut cc = self.config.congestion.build(&CcInit {
             now,
             mss: self.mss,
             isn: self.local_isn.start(),
             peer_flow_window: peer.flow_window.max(2),
-        }));
+        });
+        if let Some(path) = self.path_rtt.take() {
+            cc.share_path_rtt(path);
+        }
+        self.cc = Some(cc);
         self.phase = Phase::Connected;
         self.last_heard = now;
         self.last_progress = now;

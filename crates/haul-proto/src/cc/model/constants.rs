@@ -57,6 +57,10 @@ pub(super) const RECENT_FLOOR: f64 = 0.9;
 /// rounds: every seed of eight at 30 and 100 ms keeps 25.9 or more, and the least index is
 /// 0.975. Why ten rounds spare haul's share beside CUBIC was not traced.
 pub(super) const CALM_ROUNDS: u32 = 10;
+/// Start-up rounds that must have grown (the first, from nothing, counts) before a loss out of
+/// a full buffer ends start-up (see `ModelRate::overflowed`): with a base RTT shared by an
+/// endpoint's connections, a newcomer that starts into their queue reads its second round flat.
+pub(super) const STARTUP_GROWTHS_BEFORE_OVERFLOW: u32 = 2;
 /// How long the minimum RTT stays valid without being seen again.
 pub(super) const MIN_RTT_LIFETIME: Duration = Duration::from_secs(10);
 /// A fair flow that drained every round for this long for a queue that still stands lets its

@@ -34,8 +34,9 @@
 
 use super::{
     AckSample, CcInit, CongestionControl, CongestionControlFactory, LossSample, PathEstimate,
-    STARTING_CAPACITY,
+    PathRtt, STARTING_CAPACITY,
 };
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 mod constants;
@@ -72,7 +73,17 @@ pub struct ModelRate {
     bw_rounds: [f64; BW_ROUNDS],
     round: usize,
     round_start: Instant,
+    /// The smallest of the flow's own RTT samples over [`MIN_RTT_LIFETIME`], and when it came.
     min_rtt: Option<(Duration, Instant)>,
+    /// The least RTT of the endpoint's connections to this host, if this one shares it (see
+    /// [`ModelRate::exchange_path_rtt`]).
+    path_rtt: Option<Arc<PathRtt>>,
+    /// The least of it over [`MIN_RTT_LIFETIME`], as of the flow's last own sample; the base
+    /// RTT is the smaller of it and `min_rtt`.
+    path_min_rtt: Option<(Duration, Instant)>,
+    /// When the base RTT last expired under [`DRAIN_OUTLIVES_BASE`]: a shared sample older than
+    /// that is not believed either.
+    base_outlived_at: Option<Instant>,
     /// The next RTT sample replaces the base RTT (see [`DRAIN_OUTLIVES_BASE`]).
     base_outlived: bool,
     /// Since when, and for how many rounds, the flow has drained every round for a standing
@@ -100,6 +111,9 @@ pub struct ModelRate {
     /// Startup: the rate to beat, and how many rounds did not.
     full_bw: f64,
     flat_rounds: u32,
+    /// Start-up rounds that beat the rate before them, the first round's (from nothing)
+    /// included (see [`ModelRate::overflowed`]).
+    startup_growths: u32,
     /// This start-up was entered again from cruise (see [`PROBE_HEADROOM`]): it also ends at
     /// the first standing queue, since the path held traffic a moment ago.
     restarted: bool,
@@ -206,6 +220,9 @@ impl ModelRate {
             round: 0,
             round_start: init.now,
             min_rtt: None,
+            path_rtt: None,
+            path_min_rtt: None,
+            base_outlived_at: None,
             base_outlived: false,
             draining_since: None,
             round_min_rtt: None,
@@ -218,6 +235,7 @@ impl ModelRate {
             lost_since_report: 0,
             last_loss_rtt: None,
             full_bw: 0.0,
+            startup_growths: 0,
             flat_rounds: 0,
             restarted: false,
             approaching: false,
@@ -274,7 +292,7 @@ impl ModelRate {
             return MIN_WINDOW as u32;
         }
         let bw = self.bandwidth();
-        let rtt = (self.base_rtt() + ACK_INTERVAL).as_secs_f64();
+        let rtt = (self.own_rtt() + ACK_INTERVAL).as_secs_f64();
         let window = if self.phase == Phase::Startup {
             // Startup's own gain: enough to double, no more (its surplus only fills the queue);
             // never below the initial window (the first round may have carried a few packets).
@@ -336,7 +354,16 @@ impl ModelRate {
         self.bw_rounds.iter().copied().fold(0.0, f64::max)
     }
 
+    /// The path's RTT as far as the flow knows it: its own least sample, or a shorter one that
+    /// another connection to the host measured.
     fn base_rtt(&self) -> Duration {
+        let own = self.own_rtt();
+        self.path_min_rtt.map_or(own, |(path, _)| path.min(own))
+    }
+
+    /// The flow's own least RTT sample: the round trip its window must cover, even where a
+    /// shared base is shorter.
+    fn own_rtt(&self) -> Duration {
         self.min_rtt.map_or(DEFAULT_RTT, |(r, _)| r)
     }
 
@@ -566,9 +593,15 @@ impl ModelRate {
     /// queue, and the last round no longer grew. Random loss over a short queue does not qualify,
     /// nor does a loss while the flow still grows, as a newcomer does in a queue that other flows
     /// keep full: its start-up goes on (newcomers that stopped at such a loss kept a fifth of a
-    /// fair share for seconds).
+    /// fair share for seconds). Nor before two start-up rounds have grown, the first from
+    /// nothing: that one counts the initial window, and a newcomer whose shared base is shorter
+    /// than the queue it starts into reads its next round flat, its deliveries a round late (the
+    /// third of four flows at 300 ms left start-up at a seventh of the link and ended the least
+    /// in 46 seeds of 48).
     fn overflowed(&self, rtt: Duration) -> bool {
-        self.flat_rounds >= 1 && self.shows_overflow_queue(rtt)
+        self.flat_rounds >= 1
+            && self.startup_growths >= STARTUP_GROWTHS_BEFORE_OVERFLOW
+            && self.shows_overflow_queue(rtt)
     }
 
     /// Whether `rtt` sat behind at least [`OVERFLOW_QUEUE`] of a base RTT of queue.
@@ -765,9 +798,34 @@ impl ModelRate {
     fn update_min_rtt(&mut self, now: Instant, sample: Duration) {
         if std::mem::take(&mut self.base_outlived) {
             self.min_rtt = Some((sample, now));
+            self.base_outlived_at = Some(now);
         } else {
             keep_minimum(&mut self.min_rtt, now, sample);
         }
+        self.exchange_path_rtt(now);
+    }
+
+    /// With each sample of its own, offers the flow's least RTT to the endpoint's connections
+    /// to the host, and takes the least of theirs for its base if shorter: a flow that starts
+    /// into a queue the others keep then sees that queue, as they do, and its start-up's
+    /// overflow rule acts (four flows a second apart at 300 ms resent 0.158 → 0.032 of their
+    /// packets; docs/journal/congestion.md, "A base RTT shared by an endpoint's connections").
+    /// Not a shared sample older than its own base's last expiry under [`DRAIN_OUTLIVES_BASE`].
+    fn exchange_path_rtt(&mut self, now: Instant) {
+        let (Some(path), Some((own, at))) = (&self.path_rtt, self.min_rtt) else {
+            return;
+        };
+        let shared = path.get();
+        let mut least = shared;
+        keep_minimum(&mut least, at, own);
+        if least != shared {
+            path.set((own, at));
+        }
+        self.path_min_rtt = least.filter(|&(_, at)| {
+            at <= now
+                && now.duration_since(at) <= MIN_RTT_LIFETIME
+                && self.base_outlived_at.is_none_or(|expired| at > expired)
+        });
     }
 
     /// Counts how long a fair flow has drained for a queue that stands, round after round
@@ -1072,6 +1130,10 @@ impl CongestionControl for ModelRate {
         } else {
             2
         }
+    }
+
+    fn share_path_rtt(&mut self, path: Arc<PathRtt>) {
+        self.path_rtt = Some(path);
     }
 
     fn repair_copies(&self, again: bool) -> u8 {

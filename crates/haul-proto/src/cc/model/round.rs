@@ -95,6 +95,7 @@ impl ModelRate {
             bw_pps = self.bandwidth(),
             round_sample,
             min_rtt = ?self.min_rtt.map(|(r, _)| r),
+            path_min_rtt = ?self.path_min_rtt.map(|(r, _)| r),
             loss = self.loss_rate(),
             queue = end.queue(),
             jump = ?self.jump,
@@ -323,6 +324,7 @@ impl ModelRate {
             }
             Phase::Startup => {
                 if bw >= self.full_bw * STARTUP_GROWTH {
+                    self.startup_growths += 1;
                     self.full_bw = bw;
                     self.flat_rounds = 0;
                 } else if !end.app_limited {

@@ -760,12 +760,16 @@ fn a_jump_of_the_cumulative_ack_over_a_filled_hole_is_no_delivery_rate() {
 
 #[test]
 fn startup_ends_at_a_loss_out_of_an_overflowing_buffer() {
-    // Start-up at 50 ms, the rate flat from the first round on.
+    // Start-up at 50 ms: it grows once past its first round, then stays flat.
     let flat = |t: &mut Instant| {
         let mut cc = ModelRate::new(&init(*t), Policy::Fair, None, None);
+        while cc.full_bw == 0.0 {
+            feed(&mut cc, t, 1, 5_000, 50, 0);
+        }
         while cc.flat_rounds == 0 {
             feed(&mut cc, t, 1, 10_000, 50, 0);
         }
+        assert!(cc.startup_growths >= STARTUP_GROWTHS_BEFORE_OVERFLOW);
         assert_eq!(cc.phase, Phase::Startup);
         cc
     };
@@ -803,6 +807,17 @@ fn startup_ends_at_a_loss_out_of_an_overflowing_buffer() {
     report(&mut cc, t, 80);
     report(&mut cc, t, 80);
     assert_eq!(cc.phase, Phase::Startup);
+
+    // Flat from its first round on, it has not grown: a newcomer whose deliveries come a
+    // round late, as when it starts into another flow's queue.
+    let mut t = Instant::now();
+    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+    while cc.flat_rounds == 0 {
+        feed(&mut cc, &mut t, 1, 10_000, 50, 0);
+    }
+    report(&mut cc, t, 80);
+    report(&mut cc, t, 80);
+    assert_eq!(cc.phase, Phase::Startup, "start-up had not grown");
 }
 
 #[test]
@@ -1301,4 +1316,51 @@ fn rate_limits_hold() {
     let cc = ModelRate::new(&init(t), Policy::Fair, Some(8_000_000), Some(12_000_000));
     let pps = 1.0 / cc.pacing_period().as_secs_f64();
     assert!((666.0..=1_000.0 + 1e-6).contains(&pps), "{pps}");
+}
+
+#[test]
+fn a_path_rtt_shared_by_other_connections_is_the_base() {
+    let mut t = Instant::now();
+    let path = Arc::new(PathRtt::default());
+    // Another connection to the host measured 50 ms before a queue built.
+    path.set((Duration::from_millis(50), t));
+    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+    cc.share_path_rtt(path.clone());
+    assert_eq!(cc.base_rtt(), DEFAULT_RTT, "no sample of its own yet");
+    // This one starts into 30 ms of queue: it sees the queue against the shared base, and its
+    // own least RTT, which is no less, is not offered.
+    feed(&mut cc, &mut t, 4, 10_000, 80, 0);
+    assert_eq!(cc.base_rtt(), Duration::from_millis(50));
+    assert_eq!(cc.own_rtt(), Duration::from_millis(80));
+    assert_eq!(
+        path.get().map(|(rtt, _)| rtt),
+        Some(Duration::from_millis(50))
+    );
+    // Once the shared sample is older than the minimum's lifetime the flow's own is the base,
+    // and it replaces the shared one.
+    t += MIN_RTT_LIFETIME;
+    feed(&mut cc, &mut t, 1, 10_000, 80, 0);
+    assert_eq!(cc.base_rtt(), Duration::from_millis(80));
+    assert_eq!(
+        path.get().map(|(rtt, _)| rtt),
+        Some(Duration::from_millis(80))
+    );
+    // A shorter sample of its own is offered at once.
+    feed(&mut cc, &mut t, 1, 10_000, 40, 0);
+    assert_eq!(path.get(), cc.min_rtt);
+}
+
+#[test]
+fn a_base_that_expired_under_the_drain_rule_takes_no_older_shared_sample() {
+    let (mut cc, mut t) = cruising();
+    let path = Arc::new(PathRtt::default());
+    path.set((Duration::from_millis(50), t));
+    cc.share_path_rtt(path.clone());
+    cc.base_outlived = true;
+    feed(&mut cc, &mut t, 1, 10_000, 80, 0);
+    assert_eq!(cc.base_rtt(), Duration::from_millis(80));
+    // A sample shared since counts again.
+    path.set((Duration::from_millis(60), t));
+    feed(&mut cc, &mut t, 1, 10_000, 80, 0);
+    assert_eq!(cc.base_rtt(), Duration::from_millis(60));
 }
