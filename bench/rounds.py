@@ -9,10 +9,10 @@ line, which carries its time since session 60) from the simulator's tests or fro
     python3 bench/rounds.py --exits LOG...
 
 Several logs are tabulated one after another, each after an `== LOG` line. A table line:
-seconds from the run's first round, the flow (f0 started first), phase, pacing
-gain, probe cycle, D while draining a queue, F beside another flow's queue, the round's least
-receiver RTT, the base RTT (ms; the shorter of the flow's own and the one shared by the
-endpoint's connections to the host, since session 62), the estimate, the round's sample (packets per second), packets
+seconds from the run's first round, the flow (f0 started first), phase, pacing gain, probe
+cycle, D while draining a queue, F beside another flow's queue, the round's least receiver RTT,
+the base RTT (ms; the shorter of the flow's own and the one the endpoint's connections to the
+host share, since session 62), the estimate, the round's sample (packets per second), packets
 sent, packets reported lost in the round (since session 61; `?` in older traces) and the
 random-loss rate. With --exits, for each log of several seeds (as
 `fairness_across_seeds` prints them, each seed ending at its "Mbit/s in the order" line):

@@ -116,8 +116,8 @@ pub struct Endpoint {
     stats: EndpointStats,
     /// When the last warning that the key-trial budget was spent went out.
     budget_warned: Option<Instant>,
-    /// host → the least RTT its connections share (see [`ConnectionConfig::share_path_rtt`]);
-    /// an entry lives as long as a connection holds it.
+    /// host → the least RTT its connections share (see [`ConnectionConfig::share_path_rtt`]).
+    /// An entry whose connections are all gone is dropped when the next new host comes.
     paths: HashMap<IpAddr, Weak<PathRtt>>,
 }
 
@@ -550,7 +550,7 @@ mod tests {
         let shared = |conn: &Connection| conn.shared_path_rtt().cloned().unwrap();
         assert!(Arc::ptr_eq(&shared(&a), &shared(&b)), "one host, two ports");
         assert!(!Arc::ptr_eq(&shared(&a), &shared(&c)), "another host");
-        // The entry goes with the last connection that holds it.
+        // An entry whose connections are gone is dropped when a new host comes.
         drop((a, b));
         let (_, d) = ep.connect(now, addr("10.0.0.4:9000"));
         assert!(!ep.paths.contains_key(&addr("10.0.0.2:9000").ip()));

@@ -94,7 +94,8 @@ pub struct ConnectionConfig {
     /// then takes the path's RTT for its base, not the queue's, and leaves start-up before it
     /// overflows the buffer: four flows a second apart at 300 ms resent 0.03 of their packets
     /// instead of 0.16 (docs/CONGESTION.md). Off, each connection measures alone, as
-    /// connections from different hosts do.
+    /// connections from different hosts do. One local socket and one host address are taken
+    /// for one path: where routes to a host differ in length, turn it off.
     pub share_path_rtt: bool,
 }
 

@@ -809,7 +809,8 @@ impl ModelRate {
     /// to the host, and takes the least of theirs for its base if shorter: a flow that starts
     /// into a queue the others keep then sees that queue, as they do, and its start-up's
     /// overflow rule acts (four flows a second apart at 300 ms resent 0.158 → 0.032 of their
-    /// packets; docs/journal/congestion.md, "A base RTT shared by an endpoint's connections").
+    /// new packets; docs/journal/congestion.md, "A base RTT shared by an endpoint's
+    /// connections").
     /// Not a shared sample older than its own base's last expiry under [`DRAIN_OUTLIVES_BASE`].
     fn exchange_path_rtt(&mut self, now: Instant) {
         let (Some(path), Some((own, at))) = (&self.path_rtt, self.min_rtt) else {
