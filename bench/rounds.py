@@ -19,6 +19,7 @@ random-loss rate. With --exits, for each log of several seeds (as
 by start order, the median estimate, base RTT and seconds in start-up where start-up ended.
 """
 import argparse
+import math
 import re
 import signal
 import statistics
@@ -71,7 +72,7 @@ def base(r):
     """The base RTT the round used (ms): the flow's own least RTT, or the shorter one the
     endpoint's connections to the host shared (`path_min_rtt`, since session 62)."""
     own, path = millis(r["min_rtt"]), millis(r.get("path_min_rtt", "None"))
-    return min(own, path) if path == path else own
+    return own if math.isnan(path) else min(own, path)
 
 
 def by_flow(rounds):

@@ -114,9 +114,9 @@ impl PathRtt {
         *self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Replaces it.
-    pub fn set(&self, least: (Duration, Instant)) {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(least);
+    /// Lets `f` read and change it, under one lock.
+    pub fn update<R>(&self, f: impl FnOnce(&mut Option<(Duration, Instant)>) -> R) -> R {
+        f(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner))
     }
 }
 

@@ -816,12 +816,10 @@ impl ModelRate {
         let (Some(path), Some((own, at))) = (&self.path_rtt, self.min_rtt) else {
             return;
         };
-        let shared = path.get();
-        let mut least = shared;
-        keep_minimum(&mut least, at, own);
-        if least != shared {
-            path.set((own, at));
-        }
+        let least = path.update(|least| {
+            keep_minimum(least, at, own);
+            *least
+        });
         self.path_min_rtt = least.filter(|&(_, at)| {
             at <= now
                 && now.duration_since(at) <= MIN_RTT_LIFETIME

@@ -1323,7 +1323,7 @@ fn a_path_rtt_shared_by_other_connections_is_the_base() {
     let mut t = Instant::now();
     let path = Arc::new(PathRtt::default());
     // Another connection to the host measured 50 ms before a queue built.
-    path.set((Duration::from_millis(50), t));
+    path.update(|least| *least = Some((Duration::from_millis(50), t)));
     let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
     cc.share_path_rtt(path.clone());
     assert_eq!(cc.base_rtt(), DEFAULT_RTT, "no sample of its own yet");
@@ -1354,13 +1354,13 @@ fn a_path_rtt_shared_by_other_connections_is_the_base() {
 fn a_base_that_expired_under_the_drain_rule_takes_no_older_shared_sample() {
     let (mut cc, mut t) = cruising();
     let path = Arc::new(PathRtt::default());
-    path.set((Duration::from_millis(50), t));
+    path.update(|least| *least = Some((Duration::from_millis(50), t)));
     cc.share_path_rtt(path.clone());
     cc.base_outlived = true;
     feed(&mut cc, &mut t, 1, 10_000, 80, 0);
     assert_eq!(cc.base_rtt(), Duration::from_millis(80));
     // A sample shared since counts again.
-    path.set((Duration::from_millis(60), t));
+    path.update(|least| *least = Some((Duration::from_millis(60), t)));
     feed(&mut cc, &mut t, 1, 10_000, 80, 0);
     assert_eq!(cc.base_rtt(), Duration::from_millis(60));
 }
