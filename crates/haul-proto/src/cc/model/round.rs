@@ -433,8 +433,11 @@ impl ModelRate {
         };
         if !self.draining_queue {
             self.cycle = (self.cycle + 1) % CYCLE.len();
-            // Collapsed: probe again at once instead of holding.
-            if fair && self.collapsed(bw) && self.cycle >= FIRST_HOLD {
+            // Collapsed, or a small share of the link away from another flow's queue (see
+            // `SMALL_SHARE`): probe again at once instead of holding.
+            let small = self.calm_rounds >= CALM_ROUNDS
+                && self.link_share(bw).is_some_and(|share| share < SMALL_SHARE);
+            if fair && (self.collapsed(bw) || small) && self.cycle >= FIRST_HOLD {
                 self.cycle = 0;
             }
         }

@@ -730,6 +730,54 @@ fn start_up_ends_at_a_standing_queue_once_the_capacity_is_believed() {
 }
 
 #[test]
+fn a_newcomer_that_knows_the_path_ends_start_up_at_a_queue_once_its_trains_measured_the_link() {
+    // Another connection to the host measured 50 ms before a queue built. This flow starts
+    // into 10 ms of queue, which grows by 20 ms while it doubles, long before a window of
+    // pairs is sent.
+    let start = |shared: bool| {
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+        if shared {
+            let path = Arc::new(PathRtt::default());
+            path.update(|least| *least = Some((Duration::from_millis(50), t)));
+            cc.share_path_rtt(path);
+        }
+        feed_measuring(&mut cc, &mut t, 2_000, 60, 100_000);
+        for rate in [3_000, 4_500, 6_750] {
+            feed_measuring(&mut cc, &mut t, rate, 80, 100_000);
+        }
+        assert!(!cc.capacity_believed());
+        cc.phase == Phase::Startup
+    };
+    assert!(!start(true), "start-up ends at the queue");
+    // Alone it cannot tell the queue it started into from the path: start-up goes on.
+    assert!(start(false));
+}
+
+#[test]
+fn a_flow_with_a_small_share_of_the_link_probes_every_other_round() {
+    let cycles = |capacity: f64, calm_rounds: u32| {
+        let (mut cc, _) = cruising();
+        cc.capacity = Some(capacity);
+        cc.calm_rounds = calm_rounds;
+        cc.cycle = 0;
+        (0..6)
+            .map(|_| {
+                end_round(&mut cc, 50, 10_000.0, 0);
+                cc.cycle
+            })
+            .collect::<Vec<_>>()
+    };
+    // A tenth of the link: probe, drain, probe again.
+    assert_eq!(cycles(100_000.0, CALM_ROUNDS), [1, 0, 1, 0, 1, 0]);
+    // A quarter: the holds of the cycle.
+    assert_eq!(cycles(40_000.0, CALM_ROUNDS), [1, 2, 3, 4, 5, 6]);
+    // Just after another flow's queue (a loss-based flow's), the holds too, until ten calm
+    // rounds have passed.
+    assert_eq!(cycles(100_000.0, 0), [1, 2, 3, 4, 5, 6]);
+}
+
+#[test]
 fn a_jump_of_the_cumulative_ack_over_a_filled_hole_is_no_delivery_rate() {
     let (mut cc, mut t) = cruising();
     assert_eq!(cc.phase, Phase::Cruise);
