@@ -1,0 +1,16 @@
+#!/bin/sh
+# A/B of two binaries taking turns: A = the build before (HEAD 3cc0bdb; the scratch binary with no switches), B = the landed build.
+A=/tmp/w/s63/haul2
+B=/tmp/w/s63/haul-landed
+N=${N:-12}
+D=${D:-/tmp/w/s63/lab/landed}
+mkdir -p $D; cd $D
+for i in $(seq 1 $N); do
+  for arm in A B; do
+    if [ $arm = A ]; then H=$A; else H=$B; fi
+    $H lab link --rate 100M --rtt 300ms --server "exec $H perf -s >/dev/null 2>&1" -- \
+      sh -c "$H perf -c 10.77.0.2 -P 4 -t 10 --omit 10 --stagger 1s --interval 0.1 --json 2>/dev/null" \
+      > $arm-$i.json 2> $arm-$i.err
+  done
+done
+echo done > $D/finished
