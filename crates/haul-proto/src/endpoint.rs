@@ -179,9 +179,9 @@ impl Endpoint {
         }
     }
 
-    /// Hands `conn` the least RTT of the connections to its host, if it is to `share` it.
-    fn share_path_rtt(&mut self, conn: &mut Connection, share: bool) {
-        if !share {
+    /// Hands `conn` the least RTT of the connections to its host, if its config shares it.
+    fn share_path_rtt(&mut self, conn: &mut Connection) {
+        if !conn.shares_path_rtt() {
             return;
         }
         let host = conn.peer_addr().ip();
@@ -240,9 +240,8 @@ impl Endpoint {
     ) -> (ConnectionHandle, Connection) {
         let id = self.allocate_id();
         self.routes.insert(id, peer);
-        let share = config.share_path_rtt;
         let mut conn = Connection::connect(now, id, peer, isn, config);
-        self.share_path_rtt(&mut conn, share);
+        self.share_path_rtt(&mut conn);
         if let Some(freshness) = &self.freshness {
             conn.send_key_exchange_with_request(freshness.unix_ms(now));
         }
@@ -255,10 +254,8 @@ impl Endpoint {
         let isn = self.random_isn();
         self.routes.insert(id, peer);
         self.rendezvous.insert(peer, id);
-        let config = self.config.connection.clone();
-        let share = config.share_path_rtt;
-        let mut conn = Connection::rendezvous(now, id, peer, isn, config);
-        self.share_path_rtt(&mut conn, share);
+        let mut conn = Connection::rendezvous(now, id, peer, isn, self.config.connection.clone());
+        self.share_path_rtt(&mut conn);
         (id, conn)
     }
 
@@ -467,10 +464,9 @@ impl Endpoint {
         self.routes.insert(id, from);
         self.accepted.insert((from, h.socket_id), id);
         self.stats.accepted += 1;
-        let config = self.config.connection.clone();
-        let share = config.share_path_rtt;
-        let mut conn = Connection::accept(now, id, from, h, responder, config);
-        self.share_path_rtt(&mut conn, share);
+        let mut conn =
+            Connection::accept(now, id, from, h, responder, self.config.connection.clone());
+        self.share_path_rtt(&mut conn);
         Some(DatagramEvent::NewConnection(id, Box::new(conn)))
     }
 

@@ -522,6 +522,11 @@ impl Connection {
         self.path_rtt = Some(path);
     }
 
+    /// Whether this connection's config asks it to share its host's least RTT.
+    pub(crate) fn shares_path_rtt(&self) -> bool {
+        self.config.share_path_rtt
+    }
+
     /// The least RTT this connection shares, if it shares one.
     #[cfg(test)]
     pub(crate) fn shared_path_rtt(&self) -> Option<&Arc<PathRtt>> {

@@ -371,8 +371,12 @@ impl ModelRate {
         self.min_rtt.map_or(DEFAULT_RTT, |(r, _)| r)
     }
 
-    /// How far this round's smallest receiver-reported RTT sat above the base RTT: the queue
-    /// that stood all round. `None` when the round gave no report (then nothing is known).
+    /// How far this round's smallest receiver-reported RTT sat above the flow's own least RTT:
+    /// the queue that stood all round. Not above a shorter base that other connections to the
+    /// host measured (see [`ModelRate::base_rtt`]): read against it, newcomers drained for the
+    /// queue they started into, and four flows a second apart at 300 ms resent a sixth as much
+    /// but converged less (docs/journal/congestion.md, "A newcomer that knows the path ends
+    /// start-up at a queue"). `None` when the round gave no report (then nothing is known).
     fn queueing_delay(&self) -> Option<Duration> {
         Some(self.round_min_rtt?.saturating_sub(self.min_rtt?.0))
     }
