@@ -95,6 +95,20 @@ pub(super) const DRAIN_OUTLIVES_BASE: Duration = Duration::from_secs(2);
 /// read the same (300 ms: 0.981 → 0.982), with jittered starts 0.982 → 0.972
 /// (docs/journal/congestion.md, "Staggered starts in the lab").
 pub(super) const DRAIN_OUTLIVES_ROUNDS: u32 = 10;
+/// A fair cruising flow whose base RTT will age out ([`MIN_RTT_LIFETIME`]) within this, while
+/// the last round's smallest RTT sat over it and other connections to the host share it, checks
+/// the base RTT for as long as that queue takes to empty and [`BASE_CHECK_EXTRA`] more, and
+/// takes the check's least sample for its new base (BBR's ProbeRTT, where the evidence calls
+/// for it). Aged out under a standing queue, the base took the queue for the path, and every
+/// flow kept the queue from then on (the lab, four flows a second apart at 300 ms, traced in
+/// session 63). The connections share the base's age (see [`crate::cc::PathRtt`]), so they
+/// check at once and the queue empties. Four flows a second apart at 300 ms, over 30–40 s,
+/// seeds 17–64: 8 seeds at RTT +20 % or more → 2, at most +68 % → +22 %; at 100 ms (seeds
+/// 17–40) 11 → 7. A flow with no sibling does not check: beside the model of CUBIC, whose queue
+/// its check cannot empty, checking left haul under 25 Mbit/s at 100 ms in 8 seeds of 24
+/// against 4 (docs/journal/congestion.md, "A base RTT renewed before it ages out under a
+/// queue"). Any lead short of the lifetime serves: the check's samples replace the base.
+pub(super) const BASE_RENEWAL_LEAD: Duration = Duration::from_millis(200);
 /// Startup ends when three rounds in a row grow the rate by less than this.
 pub(super) const STARTUP_GROWTH: f64 = 1.25;
 pub(super) const STARTUP_FLAT_ROUNDS: u32 = 3;

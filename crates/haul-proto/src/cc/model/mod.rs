@@ -84,8 +84,12 @@ pub struct ModelRate {
     /// When the base RTT last expired under [`DRAIN_OUTLIVES_BASE`]: a shared sample older than
     /// that is not believed either.
     base_outlived_at: Option<Instant>,
-    /// The next RTT sample replaces the base RTT (see [`DRAIN_OUTLIVES_BASE`]).
+    /// The next RTT sample replaces the base RTT (see [`DRAIN_OUTLIVES_BASE`] and
+    /// [`BASE_RENEWAL_LEAD`]).
     base_outlived: bool,
+    /// How far the last round's smallest RTT sat over the base RTT, where more than jitter (see
+    /// [`BASE_RENEWAL_LEAD`]).
+    queue_over_base: Option<Duration>,
     /// Since when, and for how many rounds, the flow has drained every round for a standing
     /// queue.
     draining_since: Option<(Instant, u32)>,
@@ -227,6 +231,7 @@ impl ModelRate {
             path_min_rtt: None,
             base_outlived_at: None,
             base_outlived: false,
+            queue_over_base: None,
             draining_since: None,
             round_min_rtt: None,
             capacity: None,
@@ -708,11 +713,45 @@ impl ModelRate {
                 .is_none_or(|end| now.saturating_duration_since(end) >= MIN_RTT_LIFETIME)
     }
 
-    fn begin_base_check(&mut self, now: Instant) {
-        tracing::debug!(base = ?self.base_rtt(), bw = self.bandwidth(), "heavy loss and no queue in sight: checking the base RTT");
+    /// Begins a base-RTT check that sends almost nothing for `quiet` and [`BASE_CHECK_EXTRA`]
+    /// more: long enough for a queue of `quiet` to empty.
+    fn begin_base_check(&mut self, now: Instant, quiet: Duration) {
         self.suspect_rounds = 0;
         self.checking_base = true;
-        self.base_check_end = Some(now + self.base_rtt() + BASE_CHECK_EXTRA);
+        self.base_check_end = Some(now + quiet + BASE_CHECK_EXTRA);
+    }
+
+    /// When the base RTT is about to age out while a queue stands over it, checks the base RTT
+    /// and takes the check's samples for the new base (see [`BASE_RENEWAL_LEAD`]).
+    fn renew_base_under_queue(&mut self, now: Instant) {
+        let expiring = self.base_measured_at().is_some_and(|at| {
+            now.saturating_duration_since(at) + BASE_RENEWAL_LEAD >= MIN_RTT_LIFETIME
+        });
+        let Some(queue) = self.queue_over_base.filter(|_| expiring) else {
+            return;
+        };
+        if self.phase == Phase::Cruise && self.shares_with_others() && self.may_check_base(now) {
+            tracing::debug!(isn = self.first_seq, base = ?self.base_rtt(), ?queue, "the base RTT ages out under a queue: checking it");
+            self.begin_base_check(now, queue);
+            self.base_outlived = true;
+        }
+    }
+
+    /// Whether other connections to the host share the flow's base RTT now (each controller
+    /// holds the one [`PathRtt`] of its host; the endpoint only a weak reference).
+    fn shares_with_others(&self) -> bool {
+        self.path_rtt
+            .as_ref()
+            .is_some_and(|path| Arc::strong_count(path) > 1)
+    }
+
+    /// When the base RTT (the flow's own least sample or a shorter shared one) was measured.
+    fn base_measured_at(&self) -> Option<Instant> {
+        let own = self.min_rtt?;
+        Some(match self.path_min_rtt {
+            Some((path, at)) if path < own.0 => at,
+            _ => own.1,
+        })
     }
 
     /// Ends a base-RTT check that has run its time.
@@ -1054,6 +1093,7 @@ impl CongestionControl for ModelRate {
     fn on_ack(&mut self, now: Instant, ack: &AckSample) {
         self.round_acked += ack.newly_acked;
         self.round_jumped |= ack.newly_acked > 0 && ack.rtt_sample.is_none();
+        self.renew_base_under_queue(now);
         if let Some(rtt) = ack.rtt_sample {
             self.update_min_rtt(now, rtt);
             self.note_startup_queue(rtt);

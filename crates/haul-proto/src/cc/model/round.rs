@@ -50,6 +50,9 @@ impl ModelRate {
         let end = self.read_round(now, holding_back);
         let (ended_phase, ended_cycle) = (self.phase, self.cycle);
         let round_min_rtt = self.round_min_rtt.take();
+        self.queue_over_base = round_min_rtt
+            .filter(|&rtt| self.shows_queue(rtt))
+            .map(|rtt| rtt.saturating_sub(self.base_rtt()));
         self.advance_phase(now, &end, ended_cycle);
         // Only cruising rounds go on with a streak of drains: one without data to send, or a
         // start-up again, ends it (the drain flag is left as it was by such rounds).
@@ -423,7 +426,8 @@ impl ModelRate {
             0
         };
         if self.suspect_rounds >= SUSPECT_ROUNDS && self.may_check_base(now) {
-            self.begin_base_check(now);
+            tracing::debug!(base = ?self.base_rtt(), bw, "heavy loss and no queue in sight: checking the base RTT");
+            self.begin_base_check(now, self.base_rtt());
         }
         self.queue_to_drain = end.queueing.unwrap_or_default();
         self.residual_queue = if end.queue() {

@@ -923,7 +923,7 @@ fn heavy_loss_without_a_queue_checks_the_base_rtt() {
     assert!(!cc.checking_base);
     assert_eq!(cc.base_rtt(), Duration::from_millis(30));
     // A check that hears nothing back ends on the retransmission timer.
-    cc.begin_base_check(t);
+    cc.begin_base_check(t, cc.base_rtt());
     t += Duration::from_secs(1);
     cc.on_timeout(t, &path());
     assert!(!cc.checking_base);
@@ -1411,4 +1411,55 @@ fn a_base_that_expired_under_the_drain_rule_takes_no_older_shared_sample() {
     path.update(|least| *least = Some((Duration::from_millis(60), t)));
     feed(&mut cc, &mut t, 1, 10_000, 80, 0);
     assert_eq!(cc.base_rtt(), Duration::from_millis(60));
+}
+
+/// A flow that started into a 30 ms queue (its own least RTT 80 ms) beside connections that
+/// measured the path's 50 ms (`others`; otherwise that connection has closed), cruising until
+/// `until` after that measurement or until a base-RTT check begins; with `rtt_ms` its samples.
+/// Returns the controller, the time, how long after the measurement it stopped, and the others'
+/// hold on the shared RTT.
+fn cruising_into_a_shared_base(
+    rtt_ms: u64,
+    until: Duration,
+    others: bool,
+) -> (ModelRate, Instant, Duration, Option<Arc<PathRtt>>) {
+    let mut t = Instant::now();
+    let measured = t;
+    let path = Arc::new(PathRtt::default());
+    path.update(|least| *least = Some((Duration::from_millis(50), measured)));
+    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+    cc.share_path_rtt(path.clone());
+    let others = others.then_some(path);
+    while !cc.checking_base && t.duration_since(measured) < until {
+        feed(&mut cc, &mut t, 1, 10_000, rtt_ms, 0);
+    }
+    (cc, t, t.duration_since(measured), others)
+}
+
+#[test]
+fn a_base_about_to_age_out_under_a_queue_is_checked_and_renewed() {
+    let lifetime = MIN_RTT_LIFETIME + Duration::from_secs(1);
+    let (mut cc, mut t, age, _others) = cruising_into_a_shared_base(80, lifetime, true);
+    assert_eq!(cc.phase, Phase::Cruise);
+    assert!(cc.checking_base, "no check as the shared base aged out");
+    assert!(
+        age + BASE_RENEWAL_LEAD >= MIN_RTT_LIFETIME && age < MIN_RTT_LIFETIME,
+        "{age:?}"
+    );
+    assert_eq!(cc.window(), MIN_WINDOW as u32);
+    // What left before the check still meets the queue; then the queue empties (the endpoint's
+    // other connections check at the same moment): the check's least sample is the new base,
+    // measured now.
+    feed(&mut cc, &mut t, 1, 1_000, 80, 0);
+    feed(&mut cc, &mut t, 10, 1_000, 52, 0);
+    assert!(!cc.checking_base);
+    assert_eq!(cc.base_rtt(), Duration::from_millis(52));
+    assert_eq!(cc.own_rtt(), Duration::from_millis(52));
+    // A base over which no queue stands ages out as before, unchecked; so does one that no
+    // other connection shares any longer (its check could not empty another host's queue).
+    for (rtt_ms, others) in [(52, true), (80, false)] {
+        let (cc, _, _, _others) = cruising_into_a_shared_base(rtt_ms, lifetime, others);
+        assert!(cc.base_check_end.is_none(), "{rtt_ms} ms, others: {others}");
+        assert_eq!(cc.base_rtt(), Duration::from_millis(rtt_ms));
+    }
 }
