@@ -628,9 +628,14 @@ impl ModelRate {
     /// than the queue it starts into reads its next round flat, its deliveries a round late (the
     /// third of four flows at 300 ms left start-up at a seventh of the link and ended the least
     /// in 46 seeds of 48).
+    /// Nor while start-up has measured less than an initial window a round: everything it sent
+    /// met the full buffer, and it would cruise at that trickle (in the lab a fourth flow left
+    /// start-up at 2 packets per second, its first round empty under `--stagger`, and took a
+    /// minute to reach 300).
     fn overflowed(&self, rtt: Duration) -> bool {
         self.flat_rounds >= 1
             && self.startup_growths >= STARTUP_GROWTHS_BEFORE_OVERFLOW
+            && self.bandwidth() * self.base_rtt().as_secs_f64() >= INITIAL_WINDOW
             && self.shows_overflow_queue(rtt)
     }
 

@@ -866,6 +866,23 @@ fn startup_ends_at_a_loss_out_of_an_overflowing_buffer() {
     report(&mut cc, t, 80);
     report(&mut cc, t, 80);
     assert_eq!(cc.phase, Phase::Startup, "start-up had not grown");
+
+    // Grown twice, from an empty first round (a connection that waits to send) to a trickle:
+    // what it sent met the full buffer, and start-up has measured nothing to cruise at.
+    let mut t = Instant::now();
+    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+    while cc.startup_growths == 0 {
+        feed(&mut cc, &mut t, 1, 0, 50, 0);
+    }
+    while cc.flat_rounds == 0 {
+        feed_sending(&mut cc, &mut t, 1, 1, 20, 50, 20);
+    }
+    assert!(cc.startup_growths >= STARTUP_GROWTHS_BEFORE_OVERFLOW);
+    assert!(cc.flat_rounds >= 1);
+    assert!(cc.bandwidth() * 0.05 < INITIAL_WINDOW, "{}", cc.bandwidth());
+    report(&mut cc, t, 80);
+    report(&mut cc, t, 80);
+    assert_eq!(cc.phase, Phase::Startup, "start-up had measured nothing");
 }
 
 #[test]
