@@ -652,7 +652,13 @@ fn jain(rates: &[f64]) -> f64 {
 /// link, so all flows run between the same two hosts, on one link), started a second apart
 /// (FAIR_GAP_MS apart where set; see `share_started`).
 fn share(flows: usize, rtt_ms: u64, seed: u64) -> Shared {
-    share_started(flows, rtt_ms, seed, env_or("FAIR_GAP_MS", 1_000))
+    share_started(flows, rtt_ms, seed, env_or("FAIR_GAP_MS", 1_000), later_s())
+}
+
+/// FAIR_LATER_S: how many seconds later than usual the fairness runs measure (see
+/// `share_started`).
+fn later_s() -> u64 {
+    env_or("FAIR_LATER_S", 0)
 }
 
 /// How flows shared a bottleneck over a measured span (see `share_started`).
@@ -670,8 +676,8 @@ struct Shared {
 
 /// As `share`, the flows started `gap_ms` apart (0 starts them together, as `haul perf -P`
 /// does), measured over ten seconds that begin 10 − flows s after the last flow started (10–20 s
-/// for flows a second apart), or FAIR_LATER_S seconds later where set.
-fn share_started(flows: usize, rtt_ms: u64, seed: u64, gap_ms: u64) -> Shared {
+/// for flows a second apart), or `later_s` seconds later.
+fn share_started(flows: usize, rtt_ms: u64, seed: u64, gap_ms: u64, later_s: u64) -> Shared {
     log_from_env();
     let rtt = Duration::from_millis(rtt_ms);
     let mut sim: Simulation<Host> = Simulation::new(seed);
@@ -721,8 +727,7 @@ fn share_started(flows: usize, rtt_ms: u64, seed: u64, gap_ms: u64) -> Shared {
     if std::env::var("FAIR_TRACE").is_ok() {
         trace_shares(&mut sim, ci);
     }
-    let later: u64 = env_or("FAIR_LATER_S", 0);
-    sim.run_until(Duration::from_secs(10 - flows as u64 + later), |_| false);
+    sim.run_until(Duration::from_secs(10 - flows as u64 + later_s), |_| false);
     let before: Vec<u64> = sim
         .node(si)
         .conns
@@ -907,7 +912,7 @@ fn four_flows_on_a_short_path_converge() {
 /// of at least 0.98 and is at least `least` in every seed.
 fn flows_converge_over_seeds_1_to_8(flows: usize, rtt_ms: u64, gap_ms: u64, least: f64) {
     let mut js: Vec<f64> = (1..=8)
-        .map(|seed| share_started(flows, rtt_ms, seed, gap_ms).jain)
+        .map(|seed| share_started(flows, rtt_ms, seed, gap_ms, later_s()).jain)
         .collect();
     js.sort_by(f64::total_cmp);
     eprintln!("{flows} flows at {rtt_ms} ms, {gap_ms} ms apart, seeds 1-8, Jain sorted: {js:.3?}");
@@ -989,6 +994,27 @@ fn flows_sharing_a_bottleneck_keep_a_small_queue() {
     eprintln!("four flows at 100 ms, seeds 1-8, RTT inflation sorted: {four:+.2?}");
     let median = (four[3] + four[4]) / 2.0;
     assert!(median <= 0.12, "four flows: median RTT {median:+.2}");
+}
+
+/// Four flows a second apart at 300 ms, from one endpoint, keep a small queue in the steady
+/// state too (over 30–40 s): flows that share a base RTT check it together before it ages out
+/// under a standing queue. Before, the base aged out into the queue, every flow took the queue
+/// for the path, and seeds 3, 4 and 7 kept +50, +63 and +37 % (median +9 %); with the renewal at
+/// most +24 % (seed 2), median +8 % (docs/journal/congestion.md, "A base RTT renewed before it
+/// ages out under a queue"). Issue 6's target of +10 % holds in the median, not in every seed.
+#[test]
+fn flows_sharing_a_base_rtt_keep_a_small_queue_in_the_steady_state() {
+    let mut rtts: Vec<f64> = (1..=8)
+        .map(|seed| share_started(4, 300, seed, 1_000, 20).rtt_inflation)
+        .collect();
+    rtts.sort_by(f64::total_cmp);
+    eprintln!("four flows at 300 ms, 30-40 s, seeds 1-8, RTT inflation sorted: {rtts:+.2?}");
+    let median = (rtts[3] + rtts[4]) / 2.0;
+    assert!(
+        median <= 0.10 && rtts[7] <= 0.30,
+        "median RTT {median:+.2}, most {:+.2}",
+        rtts[7]
+    );
 }
 
 /// Side by side with the reference controller on lossy long paths: the reason the model exists.
