@@ -631,7 +631,8 @@ impl ModelRate {
     /// Nor while start-up has measured less than an initial window a round: everything it sent
     /// met the full buffer, and it would cruise at that trickle (in the lab a fourth flow left
     /// start-up at 2 packets per second, its first round empty under `--stagger`, and took a
-    /// minute to reach 300).
+    /// minute to reach 300). Where the path holds fewer than about 32 packets no overflow
+    /// ends start-up; its other exits still do.
     fn overflowed(&self, rtt: Duration) -> bool {
         self.flat_rounds >= 1
             && self.startup_growths >= STARTUP_GROWTHS_BEFORE_OVERFLOW
