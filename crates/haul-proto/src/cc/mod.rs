@@ -105,18 +105,40 @@ pub struct LossSample {
 /// endpoint hands the same one to every connection to that host address (see
 /// [`crate::ConnectionConfig::share_path_rtt`]); each controller decides what to offer and what
 /// to believe ([`CongestionControl::share_path_rtt`]).
+///
+/// It also carries a call for a base-RTT check that every connection sharing it answers at
+/// once ([`PathRtt::call_check`]).
 #[derive(Debug, Default)]
-pub struct PathRtt(Mutex<Option<(Duration, Instant)>>);
+pub struct PathRtt {
+    least: Mutex<Option<(Duration, Instant)>>,
+    check_called: Mutex<Option<Instant>>,
+}
 
 impl PathRtt {
     /// The least RTT offered, and when it was measured.
     pub fn get(&self) -> Option<(Duration, Instant)> {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        *self.least.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Lets `f` read and change it, under one lock.
     pub fn update<R>(&self, f: impl FnOnce(&mut Option<(Duration, Instant)>) -> R) -> R {
-        f(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner))
+        f(&mut self.least.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Calls the connections that share it to check the base RTT together, at `now`.
+    pub fn call_check(&self, now: Instant) {
+        *self
+            .check_called
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(now);
+    }
+
+    /// When a check was last called for.
+    pub fn check_called(&self) -> Option<Instant> {
+        *self
+            .check_called
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 }
 

@@ -90,6 +90,9 @@ pub struct ModelRate {
     /// How far the last round's smallest RTT sat over the base RTT, where more than jitter (see
     /// [`BASE_RENEWAL_LEAD`]).
     queue_over_base: Option<Duration>,
+    /// The last call for a check by the connections that share the base RTT that this flow
+    /// made or answered (see [`ModelRate::answer_check_call`]).
+    check_answered: Option<Instant>,
     /// Since when, and for how many rounds, the flow has drained every round for a standing
     /// queue.
     draining_since: Option<(Instant, u32)>,
@@ -232,6 +235,7 @@ impl ModelRate {
             base_outlived_at: None,
             base_outlived: false,
             queue_over_base: None,
+            check_answered: None,
             draining_since: None,
             round_min_rtt: None,
             capacity: None,
@@ -743,6 +747,49 @@ impl ModelRate {
         }
     }
 
+    /// A cruising flow that shares its base RTT took the queue for another flow's: it calls the
+    /// connections that share the base to check it together, and checks for as long as the
+    /// queue takes to empty and [`BASE_CHECK_EXTRA`] more. If the queue is theirs, it goes, and
+    /// with it the foreign verdict; if it is another flow's, it stays, and the verdict too.
+    fn call_check(&mut self, now: Instant, queue: Duration) {
+        let Some(path) = self.path_rtt.as_ref().filter(|_| self.shares_with_others()) else {
+            return;
+        };
+        if self.may_check_base(now) {
+            path.call_check(now);
+            self.check_answered = Some(now);
+            tracing::debug!(
+                isn = self.first_seq,
+                ?queue,
+                "a queue taken for another flow's: calling the siblings to check"
+            );
+            self.begin_base_check(now, queue);
+        }
+    }
+
+    /// Answers a sibling's call for a check (see [`ModelRate::call_check`]) made in the last
+    /// [`BASE_CHECK_EXTRA`]: a later one would check alone.
+    fn answer_check_call(&mut self, now: Instant) {
+        let Some(called) = self.path_rtt.as_ref().and_then(|path| path.check_called()) else {
+            return;
+        };
+        if self
+            .check_answered
+            .is_some_and(|answered| answered >= called)
+        {
+            return;
+        }
+        self.check_answered = Some(called);
+        if now.saturating_duration_since(called) <= BASE_CHECK_EXTRA
+            && self.phase == Phase::Cruise
+            && self.may_check_base(now)
+        {
+            let queue = self.queue_over_base.unwrap_or_default();
+            tracing::debug!(isn = self.first_seq, ?queue, "a sibling called for a check");
+            self.begin_base_check(now, queue);
+        }
+    }
+
     /// Whether other connections to the host share the flow's base RTT now (each controller
     /// holds the one [`PathRtt`] of its host; the endpoint only a weak reference).
     fn shares_with_others(&self) -> bool {
@@ -1100,6 +1147,7 @@ impl CongestionControl for ModelRate {
         self.round_acked += ack.newly_acked;
         self.round_jumped |= ack.newly_acked > 0 && ack.rtt_sample.is_none();
         self.renew_base_under_queue(now);
+        self.answer_check_call(now);
         if let Some(rtt) = ack.rtt_sample {
             self.update_min_rtt(now, rtt);
             self.note_startup_queue(rtt);

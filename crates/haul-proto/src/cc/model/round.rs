@@ -405,7 +405,12 @@ impl ModelRate {
         // flow's (`watch_foreign_queue`); probing resumes after.
         // Draining needs a queue seen, not merely one not ruled out: without an RTT
         // sample, draining every round would halve the rate every few rounds.
+        let was_foreign = self.foreign_queue;
         self.watch_foreign_queue(end.standing, end.queueing, end.lost, bw);
+        if fair && self.foreign_queue && !was_foreign {
+            let queue = self.queue_over_base.or(end.queueing).unwrap_or_default();
+            self.call_check(now, queue);
+        }
         if fair && end.standing == Some(true) && !self.foreign_queue {
             if self.draining_queue {
                 self.cut_for_overrun(bw, end.lost, end.sent_all);

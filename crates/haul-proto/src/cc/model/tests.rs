@@ -1480,3 +1480,44 @@ fn a_base_about_to_age_out_under_a_queue_is_checked_and_renewed() {
         assert_eq!(cc.base_rtt(), Duration::from_millis(rtt_ms));
     }
 }
+
+#[test]
+fn siblings_check_together_when_one_takes_their_queue_for_another_flows() {
+    let path = Arc::new(PathRtt::default());
+    let (mut caller, mut t) = cruising();
+    caller.share_path_rtt(path.clone());
+    let (mut sibling, _) = cruising();
+    sibling.share_path_rtt(path.clone());
+    // The queue grows through the caller's drains: it takes it for another flow's, and calls
+    // the connections that share its base to check together.
+    feed(&mut caller, &mut t, 3, 8_000, 80, 0);
+    for rtt in 0..12 {
+        if caller.foreign_queue {
+            break;
+        }
+        feed(&mut caller, &mut t, 1, 8_000, 80 + rtt, 0);
+    }
+    assert!(caller.foreign_queue);
+    assert!(caller.checking_base);
+    let called = path.check_called().expect("a call");
+    // A sibling answers at its next ACK; one that hears it later than BASE_CHECK_EXTRA would
+    // check alone, and does not.
+    let (mut late, _) = cruising();
+    late.share_path_rtt(path.clone());
+    sibling.on_ack(called + ACK_INTERVAL, &ack(8_000, 80, sibling.largest_sent));
+    assert!(sibling.checking_base);
+    late.on_ack(
+        called + BASE_CHECK_EXTRA + ACK_INTERVAL,
+        &ack(8_000, 80, late.largest_sent),
+    );
+    assert!(!late.checking_base);
+    // Alone, a flow takes the queue for another flow's without checking: its check could not
+    // empty another host's queue.
+    let (mut alone, mut t) = cruising();
+    alone.share_path_rtt(Arc::new(PathRtt::default()));
+    feed(&mut alone, &mut t, 3, 8_000, 80, 0);
+    for rtt in 0..12 {
+        feed(&mut alone, &mut t, 1, 8_000, 80 + rtt, 0);
+    }
+    assert!(alone.foreign_queue && alone.base_check_end.is_none());
+}
