@@ -370,8 +370,14 @@ impl ModelRate {
     /// The path's RTT as far as the flow knows it: its own least sample, or a shorter one that
     /// another connection to the host measured.
     fn base_rtt(&self) -> Duration {
-        let own = self.own_rtt();
-        self.path_min_rtt.map_or(own, |(path, _)| path.min(own))
+        self.shorter_shared_base()
+            .map_or(self.own_rtt(), |(path, _)| path)
+    }
+
+    /// The least RTT that other connections to the host measured, and when, where it is shorter
+    /// than any of the flow's own (then it is the flow's base RTT).
+    fn shorter_shared_base(&self) -> Option<(Duration, Instant)> {
+        self.path_min_rtt.filter(|&(path, _)| path < self.own_rtt())
     }
 
     /// The flow's own least RTT sample: the round trip its window must cover, even where a
@@ -613,8 +619,7 @@ impl ModelRate {
     /// 48 against 5 (docs/journal/congestion.md, "A newcomer that knows the path ends start-up
     /// at a queue").
     fn started_into_a_queue(&self) -> bool {
-        self.path_min_rtt
-            .is_some_and(|(path, _)| path < self.own_rtt())
+        self.shorter_shared_base().is_some()
     }
 
     /// Whether `rate` is below [`COLLAPSED`] of the largest estimate of the last 30 s.
@@ -740,11 +745,21 @@ impl ModelRate {
         let Some(queue) = self.queue_over_base.filter(|_| expiring) else {
             return;
         };
-        if self.phase == Phase::Cruise && self.shares_with_others() && self.may_check_base(now) {
+        if self.shares_with_others() && self.check_with_siblings(now, queue) {
             tracing::debug!(isn = self.first_seq, base = ?self.base_rtt(), ?queue, "the base RTT ages out under a queue: checking it");
-            self.begin_base_check(now, queue);
             self.base_outlived = true;
         }
+    }
+
+    /// Begins a check of the base RTT beside the connections that share it (see
+    /// [`BASE_RENEWAL_LEAD`] and [`ModelRate::call_check`]), for a queue of `queue`, if the
+    /// flow cruises and may check; returns whether it began.
+    fn check_with_siblings(&mut self, now: Instant, queue: Duration) -> bool {
+        let may = self.phase == Phase::Cruise && self.may_check_base(now);
+        if may {
+            self.begin_base_check(now, queue);
+        }
+        may
     }
 
     /// A cruising flow that shares its base RTT took the queue for another flow's: it calls the
@@ -752,19 +767,18 @@ impl ModelRate {
     /// queue takes to empty and [`BASE_CHECK_EXTRA`] more. If the queue is theirs, it goes, and
     /// with it the foreign verdict; if it is another flow's, it stays, and the verdict too.
     fn call_check(&mut self, now: Instant, queue: Duration) {
-        let Some(path) = self.path_rtt.as_ref().filter(|_| self.shares_with_others()) else {
+        if !self.shares_with_others() || !self.check_with_siblings(now, queue) {
             return;
-        };
-        if self.may_check_base(now) {
-            path.call_check(now);
-            self.check_answered = Some(now);
-            tracing::debug!(
-                isn = self.first_seq,
-                ?queue,
-                "a queue taken for another flow's: calling the siblings to check"
-            );
-            self.begin_base_check(now, queue);
         }
+        if let Some(path) = &self.path_rtt {
+            path.call_check(now);
+        }
+        self.check_answered = Some(now);
+        tracing::debug!(
+            isn = self.first_seq,
+            ?queue,
+            "a queue taken for another flow's: calling the siblings to check"
+        );
     }
 
     /// Answers a sibling's call for a check (see [`ModelRate::call_check`]) made in the last
@@ -780,13 +794,11 @@ impl ModelRate {
             return;
         }
         self.check_answered = Some(called);
+        let queue = self.queue_over_base.unwrap_or_default();
         if now.saturating_duration_since(called) <= BASE_CHECK_EXTRA
-            && self.phase == Phase::Cruise
-            && self.may_check_base(now)
+            && self.check_with_siblings(now, queue)
         {
-            let queue = self.queue_over_base.unwrap_or_default();
             tracing::debug!(isn = self.first_seq, ?queue, "a sibling called for a check");
-            self.begin_base_check(now, queue);
         }
     }
 
@@ -800,11 +812,8 @@ impl ModelRate {
 
     /// When the base RTT (the flow's own least sample or a shorter shared one) was measured.
     fn base_measured_at(&self) -> Option<Instant> {
-        let own = self.min_rtt?;
-        Some(match self.path_min_rtt {
-            Some((path, at)) if path < own.0 => at,
-            _ => own.1,
-        })
+        let (_, own) = self.min_rtt?;
+        Some(self.shorter_shared_base().map_or(own, |(_, at)| at))
     }
 
     /// Ends a base-RTT check that has run its time.
