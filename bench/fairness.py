@@ -9,7 +9,8 @@ in start order as well):
     python3 bench/fairness.py OUT...
 
 For each cell: the seeds, Jain's index (median, least, seeds under 0.98), RTT inflation
-(median, most, seeds at +20 % or more) and efficiency (median); then, if the rates are there,
+(median, most, seeds at +20 % or more) and efficiency (median, least); a file that holds a cell
+twice (two runs of other seeds, one after the other) is summarised over both. Then, if the rates are there,
 each flow's median Mbit/s by start order and how often each was the least, and what the flows
 resent over the run (retransmissions per new packet: median, least, most; each flow's median
 count by start order).
@@ -33,19 +34,24 @@ def summarise(path):
     cells = CELL.findall(text)
     if not cells:
         sys.exit(f"{path}: no '<n> flows <rtt> ms:' line: is it fairness_across_seeds' output?")
+    by_cell = {}
     for flows, rtt, seeds in cells:
         # Each seed reads Jain / least share / RTT inflation / efficiency.
-        runs = [[float(x) for x in seed.split("/")] for seed in seeds.split()]
+        by_cell.setdefault((flows, rtt), []).extend(
+            [float(x) for x in seed.split("/")] for seed in seeds.split())
+    for (flows, rtt), runs in by_cell.items():
         jain = [r[0] for r in runs]
         rtt_inflation = [r[2] for r in runs]
+        efficiency = [r[3] for r in runs]
         print("%s: %s flows %s ms, %d seeds: Jain median %.3f, least %.3f, %d under 0.98; "
-              "RTT median %+.2f, most %+.2f, %d at +0.20 or more; efficiency median %.3f" % (
+              "RTT median %+.2f, most %+.2f, %d at +0.20 or more; efficiency median %.3f, "
+              "least %.3f" % (
                   path, flows, rtt, len(runs), statistics.median(jain), min(jain),
                   sum(j < 0.98 for j in jain), statistics.median(rtt_inflation),
                   max(rtt_inflation), sum(q >= 0.2 for q in rtt_inflation),
-                  statistics.median(r[3] for r in runs)))
+                  statistics.median(efficiency), min(efficiency)))
     rates = [[float(x) for x in m.split()] for m in RATES.findall(text)]
-    if rates and len(cells) == 1:
+    if rates and len(by_cell) == 1:
         flows = max(len(r) for r in rates)  # a seed whose flow never connected has fewer
         least = [0] * flows
         for r in rates:
@@ -53,7 +59,7 @@ def summarise(path):
         print("%s: by start order, median Mbit/s %s, the least %s times" % (
             path, [round(median_of(rates, i), 1) for i in range(flows)], least))
     resent = RESENT.findall(text)
-    if resent and len(cells) == 1:
+    if resent and len(by_cell) == 1:
         share = [float(r[0]) for r in resent]
         each = [[int(x) for x in r[1].split()] for r in resent]
         print("%s: retransmissions per new packet median %.3f, least %.3f, most %.3f; "
