@@ -729,11 +729,13 @@ impl ModelRate {
     }
 
     /// Begins a base-RTT check that sends almost nothing for `quiet` and [`BASE_CHECK_EXTRA`]
-    /// more: long enough for a queue of `quiet` to empty.
+    /// more: long enough for a queue of `quiet` to empty. Never quiet longer than a base RTT, the
+    /// queue a 1-BDP buffer holds: the queue is read from the peer's RTT reports, and one that
+    /// reported an hour would otherwise silence the flow for an hour.
     fn begin_base_check(&mut self, now: Instant, quiet: Duration) {
         self.suspect_rounds = 0;
         self.checking_base = true;
-        self.base_check_end = Some(now + quiet + BASE_CHECK_EXTRA);
+        self.base_check_end = Some(now + quiet.min(self.base_rtt()) + BASE_CHECK_EXTRA);
     }
 
     /// When the base RTT is about to age out while a queue stands over it, checks the base RTT

@@ -1504,8 +1504,15 @@ fn siblings_check_together_when_one_takes_their_queue_for_another_flows() {
     // check alone, and does not.
     let (mut late, _) = cruising();
     late.share_path_rtt(path.clone());
-    sibling.on_ack(called + ACK_INTERVAL, &ack(8_000, 80, sibling.largest_sent));
+    // Its peer reports an hour of queue: the check is no longer than a base RTT and 200 ms.
+    sibling.queue_over_base = Some(Duration::from_secs(3_600));
+    let answered = called + ACK_INTERVAL;
+    sibling.on_ack(answered, &ack(8_000, 80, sibling.largest_sent));
     assert!(sibling.checking_base);
+    assert_eq!(
+        sibling.base_check_end,
+        Some(answered + sibling.base_rtt() + BASE_CHECK_EXTRA)
+    );
     late.on_ack(
         called + BASE_CHECK_EXTRA + ACK_INTERVAL,
         &ack(8_000, 80, late.largest_sent),
