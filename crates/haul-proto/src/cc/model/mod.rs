@@ -957,16 +957,24 @@ impl ModelRate {
 
     /// Counts how long a fair flow has drained for a queue that stands, round after round
     /// (`drained`: the round that ended did), and past [`DRAIN_OUTLIVES_BASE`] and
-    /// [`DRAIN_OUTLIVES_ROUNDS`] lets its base RTT expire.
+    /// [`DRAIN_OUTLIVES_ROUNDS`] lets its base RTT expire — unless other connections share the
+    /// base: they see the same queue and drain for it too, so one that outlives their drains is
+    /// theirs (their estimates add up to more than the link) or a foreign flow's, and taking it
+    /// for the path hid it from every flow. Eight flows a second apart at 100 ms filled the
+    /// buffer for good that way (RTT +98 %, a third of their packets resent); the base-RTT
+    /// renewal and the siblings' call keep a shared base true instead
+    /// (docs/journal/congestion.md, "A shared base RTT outlives the drains").
     fn watch_drain_streak(&mut self, now: Instant, drained: bool) {
         if !drained {
             self.draining_since = None;
             return;
         }
+        let shared = self.shares_with_others();
         let (since, rounds) = self.draining_since.get_or_insert((now, 0));
         *rounds += 1;
         if now.saturating_duration_since(*since) >= DRAIN_OUTLIVES_BASE
             && *rounds > DRAIN_OUTLIVES_ROUNDS
+            && !shared
         {
             tracing::debug!(
                 isn = self.first_seq,

@@ -1238,6 +1238,22 @@ fn a_queue_that_outlives_two_seconds_of_drains_becomes_the_base() {
 }
 
 #[test]
+fn a_base_shared_with_other_connections_outlives_the_drains() {
+    let (mut cc, mut t) = cruising();
+    let others = Arc::new(PathRtt::default());
+    cc.share_path_rtt(others.clone());
+    // Another connection to the host shares the base: 3 s of a queue that stands (80 ms
+    // against 50) are drained for, and the base holds, as the queue is as much theirs.
+    feed(&mut cc, &mut t, 60, 10_000, 80, 0);
+    assert!(cc.draining_queue);
+    assert_eq!(cc.base_rtt(), Duration::from_millis(50));
+    // Once that connection has closed, the next drain lets the base expire.
+    drop(others);
+    feed(&mut cc, &mut t, 2, 10_000, 80, 0);
+    assert_eq!(cc.base_rtt(), Duration::from_millis(80));
+}
+
+#[test]
 fn on_a_long_path_a_queue_must_outlive_ten_rounds_of_drains_too() {
     let (mut cc, mut t) = cruising_at(300);
     assert_eq!(cc.phase, Phase::Cruise);
