@@ -5,7 +5,8 @@
 #     sudo sh bench/share.sh
 # HAUL=path compares another build; POLICIES="fair" and RTTS="30ms" narrow the grid; SERIES=1
 # prints both flows second by second; SECS (20) sets how long CUBIC runs (haul's share sinks
-# through the first minute: SECS=180 shows where it settles).
+# through the first minute: SECS=180 shows where it settles); PARALLEL=4 runs haul as four
+# parallel streams (haul perf -P 4), counted together.
 #
 # Both flows run server to client (-R) so that each rate is what its receiver got: a haul sender's
 # own count is what it wrote into its send buffer (so the policy is set on the server). haul's
@@ -16,6 +17,10 @@ SECS=${SECS:-20}
 case $SECS in
   ''|*[!0-9]*|0|1) echo "bench/share.sh: SECS must be a whole number of seconds, 2 or more (got '$SECS'), e.g. SECS=180" >&2; exit 2 ;;
 esac
+PARALLEL=${PARALLEL:-1}
+case $PARALLEL in
+  ''|*[!0-9]*|0) echo "bench/share.sh: PARALLEL must be a whole number of streams, 1 or more (got '$PARALLEL'), e.g. PARALLEL=4" >&2; exit 2 ;;
+esac
 HAUL=${HAUL:-$(cd "$(dirname "$0")/.." && pwd)/target/release/haul}
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
@@ -23,7 +28,7 @@ cat > "$OUT/pair.sh" <<INNER
 #!/bin/sh
 iperf3 -c 10.77.0.2 -p 5201 -R -C cubic -t $SECS -J > $OUT/tcp.json &
 sleep 0.5
-$HAUL perf -c 10.77.0.2 -R -t $((SECS - 1)) --json > $OUT/haul.json 2>/dev/null
+$HAUL perf -c 10.77.0.2 -R -P $PARALLEL -t $((SECS - 1)) --json > $OUT/haul.json 2>/dev/null
 wait
 INNER
 chmod +x "$OUT/pair.sh"

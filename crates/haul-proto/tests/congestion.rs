@@ -1383,7 +1383,7 @@ fn a_scavenger_yields_to_a_loss_based_flow_and_comes_back() {
     }
 }
 
-/// Goodput in Mbit/s of the CUBIC flow and the haul flow of [`beside_cubic`].
+/// Goodput in Mbit/s of the CUBIC flow and the haul flows (together) of [`beside_cubic`].
 struct Shares {
     /// From 1 s to the end of the run.
     cubic: f64,
@@ -1394,11 +1394,12 @@ struct Shares {
     haul_end: f64,
 }
 
-/// One CUBIC flow (the model in `common::cubic`) from 0 s and one haul flow (`fair`) from
-/// 0.5 s on 100 Mbit/s with a 1-BDP drop-tail queue, as `bench/share.sh` runs them in the lab,
-/// for `secs` seconds (at least 2); the last `end_secs` of them (at least 1, less than `secs`)
-/// count as the end. With `CUBIC_TRACE` set, prints both every half second.
-fn beside_cubic(rtt_ms: u64, seed: u64, secs: usize, end_secs: usize) -> Shares {
+/// One CUBIC flow (the model in `common::cubic`) from 0 s and `flows` haul flows (`fair`, from
+/// one endpoint, as `haul perf -P` opens them) from 0.5 s on 100 Mbit/s with a 1-BDP drop-tail
+/// queue, as `bench/share.sh` runs them in the lab, for `secs` seconds (at least 2); the last
+/// `end_secs` of them (at least 1, less than `secs`) count as the end. With `CUBIC_TRACE` set,
+/// prints CUBIC and the haul flows together every half second.
+fn beside_cubic(rtt_ms: u64, seed: u64, secs: usize, end_secs: usize, flows: usize) -> Shares {
     assert!(
         secs >= 2 && (1..secs).contains(&end_secs),
         "a run of {secs} s with its last {end_secs} s as the end: CUBIC_SECS must be 2 or more \
@@ -1422,16 +1423,18 @@ fn beside_cubic(rtt_ms: u64, seed: u64, secs: usize, end_secs: usize) -> Shares 
         .connect_with(now, s, config(Arc::new(CubicFactory)));
     sim.run_until(Duration::from_millis(500), |_| false);
     let t = sim.now();
-    let haul = sim.node_mut(ci).connect_with(t, s, cfg);
+    let hauls: Vec<u32> = (0..flows)
+        .map(|_| sim.node_mut(ci).connect_with(t, s, cfg.clone()))
+        .collect();
     let received = |sim: &Simulation<Host>| -> [u64; 2] {
-        let by = |id: u32| {
+        let by = |id: u32| -> u64 {
             let server = sim.node(si).conns.values();
             server
                 .filter(|c| c.peer_id() == id)
                 .map(|c| c.stats().bytes_received)
                 .sum()
         };
-        [by(cubic), by(haul)]
+        [by(cubic), hauls.iter().map(|&id| by(id)).sum()]
     };
     sim.run_until(Duration::from_millis(500), |_| false);
     let trace = std::env::var("CUBIC_TRACE").is_ok();
@@ -1481,7 +1484,7 @@ fn haul_and_a_cubic_flow_each_keep_a_quarter() {
     let (secs, end) = (120, 100);
     for rtt in [30, 100] {
         let runs: Vec<Shares> = (1..=8)
-            .map(|seed| beside_cubic(rtt, seed, secs, end))
+            .map(|seed| beside_cubic(rtt, seed, secs, end, 1))
             .collect();
         for (seed, r) in (1..).zip(&runs) {
             eprintln!(
@@ -1508,14 +1511,16 @@ fn haul_and_a_cubic_flow_each_keep_a_quarter() {
 /// Prints both flows' goodput for `CUBIC_RTT` (default 30 and 100 ms) over `CUBIC_SEEDS` seeds,
 /// in runs of `CUBIC_SECS` (20) seconds whose last `CUBIC_END_SECS` (5) count as the end. In the
 /// model's CUBIC haul's share sinks for the first minute: `CUBIC_SECS=120 CUBIC_END_SECS=100`
-/// shows where it settles.
+/// shows where it settles. `CUBIC_HAUL_FLOWS` (1) runs that many haul flows from one endpoint
+/// beside it (as `haul perf -P`), and prints their goodput together.
 #[test]
 #[ignore = "measures; see docs/CONGESTION.md"]
 fn beside_cubic_across_seeds() {
     let (secs, end_secs) = (env_or("CUBIC_SECS", 20), env_or("CUBIC_END_SECS", 5));
+    let flows = env_or("CUBIC_HAUL_FLOWS", 1usize);
     for rtt in env_list("CUBIC_RTT", &[30, 100]) {
         for seed in 1..=env_or("CUBIC_SEEDS", 8u64) {
-            let r = beside_cubic(rtt, seed, secs, end_secs);
+            let r = beside_cubic(rtt, seed, secs, end_secs, flows);
             eprintln!(
                 "{rtt} ms, seed {seed}: CUBIC {:5.1} ({:5.1} in the last {end_secs} s), haul {:5.1} ({:5.1}) Mbit/s",
                 r.cubic, r.cubic_end, r.haul, r.haul_end
