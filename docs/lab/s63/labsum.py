@@ -9,6 +9,6 @@ for path in sys.argv[1:]:
     err = open(path[:-5] + '.err').read()
     m = re.search(r'queue drops (\d+)', err)
     print('%s: Jain %.3f, RTT %+.0f %%, each %s Mbit/s, queue drops %s' % (
-        path[:-5], d['jain_index'], (sum(r)/len(r)/ (1000 * RTT_MS) - 1) * 100,
+        path[:-5], d['jain_index'], (sum(r) / len(r) / (1000 * RTT_MS) - 1) * 100,
         ' '.join('%.1f' % (b * 8 / s / 1e6) for b in d['receiver']['streams']),
         m.group(1) if m else '?'))

@@ -961,7 +961,7 @@ impl ModelRate {
     /// base: they see the same queue and drain for it too, so one that outlives their drains is
     /// theirs (their estimates add up to more than the link) or a foreign flow's, and taking it
     /// for the path hid it from every flow. Eight flows a second apart at 100 ms filled the
-    /// buffer for good that way (RTT +98 %, a third of their packets resent); the base-RTT
+    /// buffer for good that way (RTT +98 %, resending 0.47 of their new packets); the base-RTT
     /// renewal and the siblings' call keep a shared base true instead
     /// (docs/journal/congestion.md, "A shared base RTT outlives the drains").
     fn watch_drain_streak(&mut self, now: Instant, drained: bool) {
