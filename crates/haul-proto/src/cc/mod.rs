@@ -107,11 +107,33 @@ pub struct LossSample {
 /// to believe ([`CongestionControl::share_path_rtt`]).
 ///
 /// It also carries a call for a base-RTT check that every connection sharing it answers at
-/// once ([`PathRtt::call_check`]).
+/// once ([`PathRtt::call_check`]), and the connections' bandwidth estimates
+/// ([`PathRtt::publish_estimate`]), so that together they need not ask more than the link.
 #[derive(Debug, Default)]
 pub struct PathRtt {
     least: Mutex<Option<(Duration, Instant)>>,
     check_called: Mutex<Option<Instant>>,
+    estimates: Mutex<Vec<PublishedEstimate>>,
+}
+
+/// One connection's bandwidth estimate on a [`PathRtt`], and when it was published.
+#[derive(Debug, Clone, Copy)]
+struct PublishedEstimate {
+    connection: u64,
+    packets_per_second: f64,
+    at: Instant,
+}
+
+/// What the connections sharing a [`PathRtt`] estimate together (see
+/// [`PathRtt::estimates_within`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SharedEstimates {
+    /// Their estimates added up, packets per second.
+    pub sum: f64,
+    /// Their squares added up.
+    pub squares: f64,
+    /// How many connections published one.
+    pub count: usize,
 }
 
 impl PathRtt {
@@ -131,6 +153,40 @@ impl PathRtt {
             .check_called
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = Some(now);
+    }
+
+    /// Publishes `connection`'s bandwidth estimate (packets per second) at `now`, in place of
+    /// any it published before.
+    pub fn publish_estimate(&self, connection: u64, packets_per_second: f64, now: Instant) {
+        let mut all = self
+            .estimates
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        all.retain(|published| published.connection != connection);
+        all.push(PublishedEstimate {
+            connection,
+            packets_per_second,
+            at: now,
+        });
+    }
+
+    /// The estimates published no longer than `lifetime` before `now` (older ones are
+    /// forgotten: their connections closed or stopped publishing).
+    pub fn estimates_within(&self, now: Instant, lifetime: Duration) -> SharedEstimates {
+        let mut all = self
+            .estimates
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        all.retain(|published| now.saturating_duration_since(published.at) <= lifetime);
+        all.iter()
+            .fold(SharedEstimates::default(), |acc, published| {
+                let pps = published.packets_per_second;
+                SharedEstimates {
+                    sum: acc.sum + pps,
+                    squares: acc.squares + pps * pps,
+                    count: acc.count + 1,
+                }
+            })
     }
 
     /// When a check was last called for.

@@ -282,6 +282,11 @@ pub(super) const MAX_ROUND: Duration = Duration::from_secs(2);
 /// or after — it starts up again. Only a collapsed flow: a probe also finds room whenever a
 /// competing TCP flow has just backed off, and starting up at each such chance left a CUBIC
 /// flow at 100 ms 0.24–0.55 of the link in the lab (0.45–0.53 without).
+/// Where other connections share the flow's base RTT (see `PathRtt`), the peak is divided by
+/// how many share it: a flow that had the link alone and now holds a fair share of it beside
+/// three others has not collapsed. Four flows from one endpoint at 300 ms: the first flow's
+/// share of a quarter read as a collapse, its probes found room while the others drained, and
+/// it started up again into them (session 65, seeds 58 and 64).
 pub(super) const COLLAPSED: f64 = 0.25;
 pub(super) const PEAK_LIFETIME: Duration = Duration::from_secs(30);
 /// At the link rate a probe delivers a percent or so above the estimate; against n flows
@@ -450,6 +455,11 @@ pub(super) const OVERSUBSCRIBED_FLOOR: f64 = 0.7;
 /// deepest cut (see [`OVERSUBSCRIBED`]).
 pub(super) const OVERSUBSCRIBED_WEIGHT: f64 = 4.0;
 pub(super) const OVERSUBSCRIBED_DEEPEST: f64 = 0.5;
+/// How long a bandwidth estimate published by a connection that shares the base RTT counts
+/// (see `ModelRate::cut_to_the_shared_link`): a cruising round lasts at most [`MAX_ROUND`], so a
+/// sibling that still cruises has published within it; one that has closed, or has left cruise,
+/// drops out.
+pub(super) const SHARED_ESTIMATE_LIFETIME: Duration = MAX_ROUND;
 /// Window before any measurement, and the floor: two light-ACK batches (one every 64 packets).
 pub(super) const INITIAL_WINDOW: f64 = 32.0;
 pub(super) const MIN_WINDOW: f64 = 128.0;

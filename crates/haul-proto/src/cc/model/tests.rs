@@ -1254,6 +1254,62 @@ fn a_base_shared_with_other_connections_outlives_the_drains() {
 }
 
 #[test]
+fn siblings_whose_estimates_add_up_to_more_than_the_link_give_back_the_excess() {
+    // A flow at a quarter of the link beside a sibling that publishes `other` (as a share of
+    // the link), after a round that ended with a standing queue unless `standing` is false:
+    // together they ask 1.25 C and the excess, a quarter of C, is given back in proportion to
+    // the square of each estimate.
+    for (other, standing, factor) in [
+        (1.0, true, 1.0 - 0.25 * 0.25 / (0.25 * 0.25 + 1.0)),
+        (0.25, true, 1.0),
+        (1.0, false, 1.0),
+    ] {
+        let (mut cc, bw) = cruising_beside_capacity(4.0);
+        let capacity = 4.0 * bw;
+        let path = Arc::new(PathRtt::default());
+        cc.share_path_rtt(path.clone());
+        let now = cc.round_start;
+        path.publish_estimate(u64::MAX, other * capacity, now);
+        cc.cut_to_the_shared_link(now, Some(standing));
+        let got = cc.bandwidth() / bw;
+        assert!(
+            (got - factor).abs() < 1e-9,
+            "sibling at {other} C, standing {standing}: {got}"
+        );
+        // Its own estimate is published, the cut one.
+        let shared = path.estimates_within(now, SHARED_ESTIMATE_LIFETIME);
+        assert_eq!(shared.count, 2);
+        assert!((shared.sum - (other * capacity + cc.bandwidth())).abs() < 1e-6);
+    }
+    // A sibling's estimate published longer ago than its lifetime no longer counts.
+    let (mut cc, bw) = cruising_beside_capacity(4.0);
+    let path = Arc::new(PathRtt::default());
+    cc.share_path_rtt(path.clone());
+    path.publish_estimate(u64::MAX, 4.0 * bw, cc.round_start);
+    let later = cc.round_start + SHARED_ESTIMATE_LIFETIME + Duration::from_millis(1);
+    cc.cut_to_the_shared_link(later, Some(true));
+    assert_eq!(cc.bandwidth(), bw);
+}
+
+#[test]
+fn a_fair_share_beside_siblings_is_not_a_collapse() {
+    let (mut cc, _) = cruising();
+    let t = cc.round_start;
+    cc.peak_bw = Some((8_000.0, t));
+    assert!(cc.collapsed(1_900.0));
+    // Three other connections share the base RTT (`path` and `others` stand for them): a
+    // quarter of the peak is a fair share.
+    let path = Arc::new(PathRtt::default());
+    cc.share_path_rtt(path.clone());
+    let others = [path.clone(), path.clone()];
+    assert!(!cc.collapsed(1_900.0));
+    assert!(cc.collapsed(400.0));
+    drop(others);
+    drop(path);
+    assert!(cc.collapsed(1_900.0));
+}
+
+#[test]
 fn on_a_long_path_a_queue_must_outlive_ten_rounds_of_drains_too() {
     let (mut cc, mut t) = cruising_at(300);
     assert_eq!(cc.phase, Phase::Cruise);
