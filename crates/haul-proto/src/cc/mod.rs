@@ -156,13 +156,23 @@ impl PathRtt {
     }
 
     /// Publishes `connection`'s bandwidth estimate (packets per second) at `now`, in place of
-    /// any it published before.
-    pub fn publish_estimate(&self, connection: u64, packets_per_second: f64, now: Instant) {
+    /// any it published before, and forgets those published longer than `lifetime` ago: the
+    /// connections that closed do not pile up while the others share the record.
+    pub fn publish_estimate(
+        &self,
+        connection: u64,
+        packets_per_second: f64,
+        now: Instant,
+        lifetime: Duration,
+    ) {
         let mut all = self
             .estimates
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        all.retain(|published| published.connection != connection);
+        all.retain(|published| {
+            published.connection != connection
+                && now.saturating_duration_since(published.at) <= lifetime
+        });
         all.push(PublishedEstimate {
             connection,
             packets_per_second,

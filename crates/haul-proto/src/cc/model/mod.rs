@@ -1147,7 +1147,7 @@ impl ModelRate {
             return;
         };
         let bw = self.bandwidth();
-        path.publish_estimate(self.first_seq, bw, now);
+        path.publish_estimate(self.first_seq, bw, now, SHARED_ESTIMATE_LIFETIME);
         if standing != Some(true) || self.foreign_queue {
             return;
         }
@@ -1164,7 +1164,12 @@ impl ModelRate {
             "the siblings' estimates add up to more than the link: cut"
         );
         self.scale_estimate(factor.max(OVERSUBSCRIBED_DEEPEST));
-        path.publish_estimate(self.first_seq, self.bandwidth(), now);
+        path.publish_estimate(
+            self.first_seq,
+            self.bandwidth(),
+            now,
+            SHARED_ESTIMATE_LIFETIME,
+        );
     }
 
     /// Scales every round of the bandwidth filter by `factor`.

@@ -1269,7 +1269,7 @@ fn siblings_whose_estimates_add_up_to_more_than_the_link_give_back_the_excess() 
         let path = Arc::new(PathRtt::default());
         cc.share_path_rtt(path.clone());
         let now = cc.round_start;
-        path.publish_estimate(u64::MAX, other * capacity, now);
+        path.publish_estimate(u64::MAX, other * capacity, now, SHARED_ESTIMATE_LIFETIME);
         cc.cut_to_the_shared_link(now, Some(standing));
         let got = cc.bandwidth() / bw;
         assert!(
@@ -1285,10 +1285,15 @@ fn siblings_whose_estimates_add_up_to_more_than_the_link_give_back_the_excess() 
     let (mut cc, bw) = cruising_beside_capacity(4.0);
     let path = Arc::new(PathRtt::default());
     cc.share_path_rtt(path.clone());
-    path.publish_estimate(u64::MAX, 4.0 * bw, cc.round_start);
+    path.publish_estimate(u64::MAX, 4.0 * bw, cc.round_start, SHARED_ESTIMATE_LIFETIME);
     let later = cc.round_start + SHARED_ESTIMATE_LIFETIME + Duration::from_millis(1);
     cc.cut_to_the_shared_link(later, Some(true));
     assert_eq!(cc.bandwidth(), bw);
+    // Publishing forgets it too: the estimates of connections that closed do not pile up.
+    let record = PathRtt::default();
+    record.publish_estimate(1, bw, cc.round_start, SHARED_ESTIMATE_LIFETIME);
+    record.publish_estimate(2, bw, later, SHARED_ESTIMATE_LIFETIME);
+    assert_eq!(record.estimates.lock().map(|all| all.len()).ok(), Some(1));
 }
 
 #[test]
