@@ -124,6 +124,13 @@ struct PublishedEstimate {
     at: Instant,
 }
 
+impl PublishedEstimate {
+    /// Whether it was published no longer than `lifetime` before `now`.
+    fn fresh(&self, now: Instant, lifetime: Duration) -> bool {
+        now.saturating_duration_since(self.at) <= lifetime
+    }
+}
+
 /// What the connections sharing a [`PathRtt`] estimate together (see
 /// [`PathRtt::estimates_within`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -170,8 +177,7 @@ impl PathRtt {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         all.retain(|published| {
-            published.connection != connection
-                && now.saturating_duration_since(published.at) <= lifetime
+            published.connection != connection && published.fresh(now, lifetime)
         });
         all.push(PublishedEstimate {
             connection,
@@ -187,7 +193,7 @@ impl PathRtt {
             .estimates
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        all.retain(|published| now.saturating_duration_since(published.at) <= lifetime);
+        all.retain(|published| published.fresh(now, lifetime));
         all.iter()
             .fold(SharedEstimates::default(), |acc, published| {
                 let pps = published.packets_per_second;

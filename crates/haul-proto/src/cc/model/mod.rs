@@ -625,8 +625,8 @@ impl ModelRate {
     /// Whether `rate` is below [`COLLAPSED`] of the largest estimate of the last 30 s, divided
     /// among the connections that share the base RTT.
     fn collapsed(&self, rate: f64) -> bool {
-        let sharing = self.path_rtt.as_ref().map_or(1, Arc::strong_count).max(1);
-        rate < COLLAPSED * self.peak_bw.map_or(0.0, |(peak, _)| peak) / sharing as f64
+        let sharing = self.connections_sharing_the_base() as f64;
+        rate < COLLAPSED * self.peak_bw.map_or(0.0, |(peak, _)| peak) / sharing
     }
 
     /// Whether a loss in start-up whose report took `rtt` came out of a buffer this flow has
@@ -809,9 +809,13 @@ impl ModelRate {
     /// Whether other connections to the host share the flow's base RTT now (each controller
     /// holds the one [`PathRtt`] of its host; the endpoint only a weak reference).
     fn shares_with_others(&self) -> bool {
-        self.path_rtt
-            .as_ref()
-            .is_some_and(|path| Arc::strong_count(path) > 1)
+        self.connections_sharing_the_base() > 1
+    }
+
+    /// How many connections to the host share the flow's base RTT now, this one included:
+    /// each controller holds the one [`PathRtt`] of its host, the endpoint a weak reference.
+    fn connections_sharing_the_base(&self) -> usize {
+        self.path_rtt.as_ref().map_or(1, Arc::strong_count)
     }
 
     /// When the base RTT (the flow's own least sample or a shorter shared one) was measured.
@@ -1143,7 +1147,9 @@ impl ModelRate {
         if self.policy != Policy::Fair || self.phase != Phase::Cruise {
             return;
         }
-        let (Some(path), Some(capacity)) = (self.path_rtt.clone(), self.capacity) else {
+        // A capacity of nothing (a peer's report of 0) says nothing about the link.
+        let capacity = self.capacity.filter(|&c| c > 0.0);
+        let (Some(path), Some(capacity)) = (self.path_rtt.clone(), capacity) else {
             return;
         };
         let bw = self.bandwidth();

@@ -1289,6 +1289,14 @@ fn siblings_whose_estimates_add_up_to_more_than_the_link_give_back_the_excess() 
     let later = cc.round_start + SHARED_ESTIMATE_LIFETIME + Duration::from_millis(1);
     cc.cut_to_the_shared_link(later, Some(true));
     assert_eq!(cc.bandwidth(), bw);
+    // A peer that reports a capacity of 0 moves nothing.
+    let (mut cc, bw) = cruising_beside_capacity(4.0);
+    cc.capacity = Some(0.0);
+    let path = Arc::new(PathRtt::default());
+    cc.share_path_rtt(path.clone());
+    path.publish_estimate(u64::MAX, bw, cc.round_start, SHARED_ESTIMATE_LIFETIME);
+    cc.cut_to_the_shared_link(cc.round_start, Some(true));
+    assert_eq!(cc.bandwidth(), bw);
     // Publishing forgets it too: the estimates of connections that closed do not pile up.
     let record = PathRtt::default();
     record.publish_estimate(1, bw, cc.round_start, SHARED_ESTIMATE_LIFETIME);
