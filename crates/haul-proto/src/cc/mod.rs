@@ -107,28 +107,40 @@ pub struct LossSample {
 /// to believe ([`CongestionControl::share_path_rtt`]).
 ///
 /// It also carries a call for a base-RTT check that every connection sharing it answers at
-/// once ([`PathRtt::call_check`]), and the connections' bandwidth estimates
-/// ([`PathRtt::publish_estimate`]), so that together they need not ask more than the link.
+/// once ([`PathRtt::call_check`]), the connections' bandwidth estimates
+/// ([`PathRtt::publish_estimate`]), so that together they need not ask more than the link, and
+/// the joins of newcomers that take a share of what the others hold ([`PathRtt::announce_join`]).
 #[derive(Debug, Default)]
 pub struct PathRtt {
     least: Mutex<Option<(Duration, Instant)>>,
     check_called: Mutex<Option<Instant>>,
     estimates: Mutex<Vec<PublishedEstimate>>,
+    joins: Mutex<Vec<Join>>,
 }
 
-/// One connection's bandwidth estimate on a [`PathRtt`], and when it was published.
+/// One connection's bandwidth estimate, as it publishes it on a [`PathRtt`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    /// The connection that publishes it (its initial sequence number).
+    pub connection: u64,
+    /// The estimate, packets per second.
+    pub packets_per_second: f64,
+    /// The link capacity its peer reports, packets per second, if known.
+    pub link_capacity: Option<f64>,
+    /// The connection is still starting up: its estimate is no rate it holds.
+    pub starting: bool,
+}
+
+/// An [`Estimate`] and when it was published.
 #[derive(Debug, Clone, Copy)]
 struct PublishedEstimate {
-    connection: u64,
-    packets_per_second: f64,
+    estimate: Estimate,
     at: Instant,
 }
 
-impl PublishedEstimate {
-    /// Whether it was published no longer than `lifetime` before `now`.
-    fn fresh(&self, now: Instant, lifetime: Duration) -> bool {
-        now.saturating_duration_since(self.at) <= lifetime
-    }
+/// Whether something done at `at` was done no longer than `lifetime` before `now`.
+fn fresh(at: Instant, now: Instant, lifetime: Duration) -> bool {
+    now.saturating_duration_since(at) <= lifetime
 }
 
 /// What the connections sharing a [`PathRtt`] estimate together (see
@@ -141,6 +153,31 @@ pub struct SharedEstimates {
     pub squares: f64,
     /// How many connections published one.
     pub count: usize,
+    /// The largest link capacity they published with them, packets per second.
+    pub link_capacity: Option<f64>,
+    /// How many connections published that they are still starting up (not counted above).
+    pub starting: usize,
+}
+
+/// The joins a connection has not answered yet (see [`PathRtt::joins_after`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JoinsSince {
+    /// When the latest was made.
+    pub latest: Instant,
+    /// What the connection keeps of its estimate once it has given back every one.
+    pub keep: f64,
+}
+
+/// A newcomer that took its share of what the connections sharing a [`PathRtt`] hold (see
+/// [`PathRtt::announce_join`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Join {
+    /// The newcomer (its initial sequence number).
+    pub connection: u64,
+    /// When it joined.
+    pub at: Instant,
+    /// What each of the others keeps of its estimate, so that together they hold what they held.
+    pub keep: f64,
 }
 
 impl PathRtt {
@@ -162,46 +199,126 @@ impl PathRtt {
             .unwrap_or_else(PoisonError::into_inner) = Some(now);
     }
 
-    /// Publishes `connection`'s bandwidth estimate (packets per second) at `now`, in place of
-    /// any it published before, and forgets those published longer than `lifetime` ago: the
-    /// connections that closed do not pile up while the others share the record.
-    pub fn publish_estimate(
-        &self,
-        connection: u64,
-        packets_per_second: f64,
-        now: Instant,
-        lifetime: Duration,
-    ) {
+    /// Publishes a connection's bandwidth estimate at `now`, in place of any it published
+    /// before, and forgets those published longer than `lifetime` ago: the connections that
+    /// closed do not pile up while the others share the record.
+    pub fn publish_estimate(&self, estimate: Estimate, now: Instant, lifetime: Duration) {
         let mut all = self
             .estimates
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         all.retain(|published| {
-            published.connection != connection && published.fresh(now, lifetime)
+            published.estimate.connection != estimate.connection
+                && fresh(published.at, now, lifetime)
         });
-        all.push(PublishedEstimate {
-            connection,
-            packets_per_second,
-            at: now,
-        });
+        all.push(PublishedEstimate { estimate, at: now });
+    }
+
+    /// Takes back `connection`'s estimate (it closed).
+    pub fn withdraw_estimate(&self, connection: u64) {
+        self.estimates
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|published| published.estimate.connection != connection);
     }
 
     /// The estimates published no longer than `lifetime` before `now` (older ones are
-    /// forgotten: their connections closed or stopped publishing).
+    /// forgotten: their connections stopped publishing), those of connections still starting
+    /// up only counted.
     pub fn estimates_within(&self, now: Instant, lifetime: Duration) -> SharedEstimates {
+        self.sum_estimates(now, lifetime, |_| true)
+    }
+
+    /// The same as [`PathRtt::estimates_within`], without `connection`'s own.
+    pub fn estimates_of_others(
+        &self,
+        connection: u64,
+        now: Instant,
+        lifetime: Duration,
+    ) -> SharedEstimates {
+        self.sum_estimates(now, lifetime, |estimate| estimate.connection != connection)
+    }
+
+    /// Forgets the estimates published longer than `lifetime` before `now`, and adds up those
+    /// left that `counts`.
+    fn sum_estimates(
+        &self,
+        now: Instant,
+        lifetime: Duration,
+        counts: impl Fn(&Estimate) -> bool,
+    ) -> SharedEstimates {
         let mut all = self
             .estimates
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        all.retain(|published| published.fresh(now, lifetime));
+        all.retain(|published| fresh(published.at, now, lifetime));
         all.iter()
-            .fold(SharedEstimates::default(), |acc, published| {
-                let pps = published.packets_per_second;
+            .map(|published| published.estimate)
+            .filter(|estimate| counts(estimate))
+            .fold(SharedEstimates::default(), |acc, estimate| {
+                let Estimate {
+                    packets_per_second: pps,
+                    link_capacity,
+                    starting,
+                    ..
+                } = estimate;
+                if starting {
+                    return SharedEstimates {
+                        starting: acc.starting + 1,
+                        ..acc
+                    };
+                }
                 SharedEstimates {
                     sum: acc.sum + pps,
                     squares: acc.squares + pps * pps,
                     count: acc.count + 1,
+                    link_capacity: match (acc.link_capacity, link_capacity) {
+                        (Some(a), Some(b)) => Some(a.max(b)),
+                        (a, b) => a.or(b),
+                    },
+                    starting: acc.starting,
                 }
+            })
+    }
+
+    /// Announces `join` to the other connections, and forgets joins made longer than
+    /// `lifetime` before it.
+    pub fn announce_join(&self, join: Join, lifetime: Duration) {
+        let mut all = self.joins.lock().unwrap_or_else(PoisonError::into_inner);
+        all.retain(|earlier| fresh(earlier.at, join.at, lifetime));
+        all.push(join);
+    }
+
+    /// The joins of other connections than `connection` made after `since` and no longer than
+    /// `lifetime` before `now`: the latest, and what a connection keeps once it has given
+    /// back every one of them. `None` if there are none.
+    pub fn joins_after(
+        &self,
+        connection: u64,
+        since: Option<Instant>,
+        now: Instant,
+        lifetime: Duration,
+    ) -> Option<JoinsSince> {
+        self.joins
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter(|join| {
+                join.connection != connection
+                    && since.is_none_or(|since| join.at > since)
+                    && fresh(join.at, now, lifetime)
+            })
+            .fold(None, |acc: Option<JoinsSince>, join| {
+                Some(match acc {
+                    Some(acc) => JoinsSince {
+                        latest: acc.latest.max(join.at),
+                        keep: acc.keep * join.keep,
+                    },
+                    None => JoinsSince {
+                        latest: join.at,
+                        keep: join.keep,
+                    },
+                })
             })
     }
 

@@ -479,3 +479,11 @@ pub(super) const SCAVENGER_TARGET: Duration = Duration::from_millis(10);
 pub(super) const SCAVENGER_BACKOFF: f64 = 0.7;
 pub(super) const SCAVENGER_FLOOR: f64 = 0.02;
 pub(super) const SCAVENGER_STEP: f64 = 0.05;
+/// A newcomer joins its siblings (see `ModelRate::join_siblings`) only where their estimates
+/// add up to at least this share of the link capacity: with less, the link has room that
+/// start-up finds within rounds, where a cruising flow's probes gain a quarter in eight.
+pub(super) const JOIN_HELD: f64 = 0.8;
+/// A sibling answers a newcomer's join at its first ACK within this (ACKs come every
+/// [`ACK_INTERVAL`] while it sends); a later answer would give back again what the queue's
+/// drains and cuts have by then given back.
+pub(super) const JOIN_ANSWER_WITHIN: Duration = Duration::from_millis(100);

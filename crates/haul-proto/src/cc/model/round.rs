@@ -63,7 +63,12 @@ impl ModelRate {
             && self.draining_queue
             && end.standing == Some(true);
         self.watch_drain_streak(now, drained);
-        self.cut_to_the_shared_link(now, end.standing);
+        if end.app_limited {
+            // It measured the application: no share of the link to publish.
+            self.withdraw_estimate();
+        } else {
+            self.cut_to_the_shared_link(now, end.standing);
+        }
         if self.phase == Phase::Cruise {
             keep_maximum(&mut self.peak_bw, now, end.bw);
             if self.cycle == 0 {

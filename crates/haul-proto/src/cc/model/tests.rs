@@ -1269,7 +1269,11 @@ fn siblings_whose_estimates_add_up_to_more_than_the_link_give_back_the_excess() 
         let path = Arc::new(PathRtt::default());
         cc.share_path_rtt(path.clone());
         let now = cc.round_start;
-        path.publish_estimate(u64::MAX, other * capacity, now, SHARED_ESTIMATE_LIFETIME);
+        path.publish_estimate(
+            estimate(u64::MAX, other * capacity),
+            now,
+            SHARED_ESTIMATE_LIFETIME,
+        );
         cc.cut_to_the_shared_link(now, Some(standing));
         let got = cc.bandwidth() / bw;
         assert!(
@@ -1285,7 +1289,11 @@ fn siblings_whose_estimates_add_up_to_more_than_the_link_give_back_the_excess() 
     let (mut cc, bw) = cruising_beside_capacity(4.0);
     let path = Arc::new(PathRtt::default());
     cc.share_path_rtt(path.clone());
-    path.publish_estimate(u64::MAX, 4.0 * bw, cc.round_start, SHARED_ESTIMATE_LIFETIME);
+    path.publish_estimate(
+        estimate(u64::MAX, 4.0 * bw),
+        cc.round_start,
+        SHARED_ESTIMATE_LIFETIME,
+    );
     let later = cc.round_start + SHARED_ESTIMATE_LIFETIME + Duration::from_millis(1);
     cc.cut_to_the_shared_link(later, Some(true));
     assert_eq!(cc.bandwidth(), bw);
@@ -1294,13 +1302,17 @@ fn siblings_whose_estimates_add_up_to_more_than_the_link_give_back_the_excess() 
     cc.capacity = Some(0.0);
     let path = Arc::new(PathRtt::default());
     cc.share_path_rtt(path.clone());
-    path.publish_estimate(u64::MAX, bw, cc.round_start, SHARED_ESTIMATE_LIFETIME);
+    path.publish_estimate(
+        estimate(u64::MAX, bw),
+        cc.round_start,
+        SHARED_ESTIMATE_LIFETIME,
+    );
     cc.cut_to_the_shared_link(cc.round_start, Some(true));
     assert_eq!(cc.bandwidth(), bw);
     // Publishing forgets it too: the estimates of connections that closed do not pile up.
     let record = PathRtt::default();
-    record.publish_estimate(1, bw, cc.round_start, SHARED_ESTIMATE_LIFETIME);
-    record.publish_estimate(2, bw, later, SHARED_ESTIMATE_LIFETIME);
+    record.publish_estimate(estimate(1, bw), cc.round_start, SHARED_ESTIMATE_LIFETIME);
+    record.publish_estimate(estimate(2, bw), later, SHARED_ESTIMATE_LIFETIME);
     assert_eq!(record.estimates.lock().map(|all| all.len()).ok(), Some(1));
 }
 
@@ -1612,4 +1624,180 @@ fn siblings_check_together_when_one_takes_their_queue_for_another_flows() {
         feed(&mut alone, &mut t, 1, 8_000, 80 + rtt, 0);
     }
     assert!(alone.foreign_queue && alone.base_check_end.is_none());
+}
+
+/// An estimate of `pps` packets per second by `connection`, with no link capacity.
+fn estimate(connection: u64, pps: f64) -> Estimate {
+    Estimate {
+        connection,
+        packets_per_second: pps,
+        link_capacity: None,
+        starting: false,
+    }
+}
+
+/// A record on which a sibling cruising at `pps` published its estimate (a link of 10 000
+/// packets per second) and a base RTT of 300 ms, at `now`.
+fn record_with_sibling(now: Instant, pps: f64) -> Arc<PathRtt> {
+    let path = Arc::new(PathRtt::default());
+    path.update(|least| *least = Some((Duration::from_millis(300), now)));
+    let sibling = Estimate {
+        link_capacity: Some(10_000.0),
+        ..estimate(1, pps)
+    };
+    path.publish_estimate(sibling, now, SHARED_ESTIMATE_LIFETIME);
+    path
+}
+
+#[test]
+fn a_newcomer_takes_its_share_of_what_its_siblings_hold() {
+    let t = Instant::now();
+    // Its sibling holds 9 000 of 10 000: the newcomer cruises at half of that from its first
+    // packet, on the sibling's base RTT, and announces that the sibling keeps half.
+    let path = record_with_sibling(t, 9_000.0);
+    let sibling = path.clone();
+    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+    cc.share_path_rtt(path.clone());
+    // What the newcomer itself published before (an empty round while it waited for data to
+    // send) is not a sibling.
+    let own = Estimate {
+        starting: true,
+        ..estimate(cc.first_seq, 0.0)
+    };
+    path.publish_estimate(own, t, SHARED_ESTIMATE_LIFETIME);
+    cc.on_idle_restart(t, Duration::ZERO);
+    assert_eq!(cc.phase, Phase::Cruise);
+    assert!(
+        cc.cycle >= FIRST_HOLD,
+        "a hold phase, not a probe: {}",
+        cc.cycle
+    );
+    assert_eq!(cc.bandwidth(), 4_500.0);
+    assert_eq!(cc.base_rtt(), Duration::from_millis(300));
+    assert_eq!(cc.capacity, Some(10_000.0));
+    let joins = path.joins_after(1, None, t, JOIN_ANSWER_WITHIN);
+    assert_eq!(joins.map(|j| j.keep), Some(0.5));
+    let shared = path.estimates_within(t, SHARED_ESTIMATE_LIFETIME);
+    assert_eq!((shared.count, shared.sum), (2, 13_500.0));
+    // Only at its first packet.
+    cc.on_idle_restart(t, Duration::ZERO);
+    assert_eq!(cc.bandwidth(), 4_500.0);
+    drop(sibling);
+    // A sibling still starting up counts in the division: a third each.
+    let path = record_with_sibling(t, 9_000.0);
+    let starting = Estimate {
+        starting: true,
+        ..estimate(2, 3_000.0)
+    };
+    path.publish_estimate(starting, t, SHARED_ESTIMATE_LIFETIME);
+    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+    cc.share_path_rtt(path.clone());
+    cc.on_idle_restart(t, Duration::ZERO);
+    assert_eq!(cc.bandwidth(), 3_000.0);
+    // Siblings that hold less than `JOIN_HELD` of the link leave room that start-up finds:
+    // the newcomer starts up, and says so to the others.
+    let path = record_with_sibling(t, 7_000.0);
+    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+    cc.share_path_rtt(path.clone());
+    cc.on_idle_restart(t, Duration::ZERO);
+    assert_eq!(cc.phase, Phase::Startup);
+    assert_eq!(
+        path.estimates_within(t, SHARED_ESTIMATE_LIFETIME).starting,
+        1
+    );
+    assert_eq!(path.joins_after(1, None, t, JOIN_ANSWER_WITHIN), None);
+    // So does a newcomer alone on the record (its siblings closed), and a scavenger.
+    let path = record_with_sibling(t, 9_000.0);
+    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+    cc.share_path_rtt(path);
+    cc.on_idle_restart(t, Duration::ZERO);
+    assert_eq!(cc.phase, Phase::Startup);
+    let path = record_with_sibling(t, 9_000.0);
+    let mut cc = ModelRate::new(&init(t), Policy::Scavenger, None, None);
+    cc.share_path_rtt(path.clone());
+    cc.on_idle_restart(t, Duration::ZERO);
+    assert_eq!(cc.phase, Phase::Startup);
+}
+
+#[test]
+fn a_cruising_sibling_gives_a_newcomer_its_share_once() {
+    let (mut cc, mut t) = cruising();
+    let bw = cc.bandwidth();
+    let path = Arc::new(PathRtt::default());
+    cc.share_path_rtt(path.clone());
+    let join = Join {
+        connection: 7,
+        at: t,
+        keep: 0.75,
+    };
+    path.announce_join(join, SHARED_ESTIMATE_LIFETIME);
+    t += Duration::from_millis(10);
+    cc.answer_joins(t);
+    assert!(
+        (cc.bandwidth() - 0.75 * bw).abs() < 1e-6,
+        "{}",
+        cc.bandwidth()
+    );
+    // Once.
+    cc.answer_joins(t);
+    assert!(
+        (cc.bandwidth() - 0.75 * bw).abs() < 1e-6,
+        "{}",
+        cc.bandwidth()
+    );
+    // A join older than `JOIN_ANSWER_WITHIN` is not answered: the queue's rules have acted.
+    let late = Join {
+        connection: 8,
+        at: t,
+        keep: 0.5,
+    };
+    path.announce_join(late, SHARED_ESTIMATE_LIFETIME);
+    cc.answer_joins(t + JOIN_ANSWER_WITHIN + Duration::from_millis(1));
+    assert!(
+        (cc.bandwidth() - 0.75 * bw).abs() < 1e-6,
+        "{}",
+        cc.bandwidth()
+    );
+    // The rounds that begin within a round trip of the answer deliver what was sent before it:
+    // read at the old rate, they do not take the share back.
+    t += Duration::from_millis(10);
+    feed(&mut cc, &mut t, 2, 10_000, 50, 0);
+    assert!(cc.bandwidth() <= 0.75 * bw + 1e-6, "{}", cc.bandwidth());
+    // Later rounds measure again.
+    feed(&mut cc, &mut t, 2, 10_000, 50, 0);
+    assert!(cc.bandwidth() > 0.9 * bw, "{}", cc.bandwidth());
+    // Nor by a flow still starting up, which the newcomer did not count.
+    let mut starting = ModelRate::new(&init(t), Policy::Fair, None, None);
+    starting.bw_rounds[0] = 1_000.0;
+    starting.share_path_rtt(path.clone());
+    let join = Join {
+        connection: 9,
+        at: t,
+        keep: 0.5,
+    };
+    path.announce_join(join, SHARED_ESTIMATE_LIFETIME);
+    starting.answer_joins(t);
+    assert_eq!(starting.join_answered, Some(t));
+    assert_eq!(starting.bandwidth(), 1_000.0);
+    // A closed connection's estimate leaves the record.
+    assert_eq!(path.estimates_within(t, SHARED_ESTIMATE_LIFETIME).count, 1);
+    drop(cc);
+    assert_eq!(path.estimates_within(t, SHARED_ESTIMATE_LIFETIME).count, 0);
+}
+
+#[test]
+fn a_round_that_measured_the_application_withdraws_the_estimate() {
+    let (mut cc, mut t) = cruising();
+    let path = Arc::new(PathRtt::default());
+    cc.share_path_rtt(path.clone());
+    let _sibling = path.clone();
+    feed(&mut cc, &mut t, 2, 10_000, 50, 0);
+    assert_eq!(path.estimates_within(t, SHARED_ESTIMATE_LIFETIME).count, 1);
+    // A round in which the sender ran out of data.
+    cc.on_app_limited(t);
+    feed(&mut cc, &mut t, 2, 10_000, 50, 0);
+    cc.on_app_limited(t);
+    t += Duration::from_millis(60);
+    cc.on_ack(t, &ack(10_000, 50, cc.largest_sent));
+    assert_eq!(path.estimates_within(t, SHARED_ESTIMATE_LIFETIME).count, 0);
 }
