@@ -412,9 +412,18 @@ impl ModelRate {
     /// host measured (see [`ModelRate::base_rtt`]): read against it, newcomers drained for the
     /// queue they started into, and four flows a second apart at 300 ms resent a sixth as much
     /// but converged less (docs/journal/congestion.md, "A newcomer that knows the path ends
-    /// start-up at a queue"). `None` when the round gave no report (then nothing is known).
+    /// start-up at a queue"). `None` when the round gave no report (then nothing is known), or
+    /// when its smallest report sat further below that least RTT than jitter explains: such a
+    /// report is no measurement but the receiver's starting value (100 ms), before it has timed
+    /// an ACK2. Read as no queue, it let a newcomer that joined its siblings at 300 ms take the
+    /// losses of a sibling's start-up for random loss, at rates of 0.2–0.8 (the lab).
     fn queueing_delay(&self) -> Option<Duration> {
-        Some(self.round_min_rtt?.saturating_sub(self.min_rtt?.0))
+        let round = self.round_min_rtt?;
+        let own = self.min_rtt?.0;
+        if self.exceeds(own.saturating_sub(round), QUEUE_FRACTION, QUEUE_SLACK) {
+            return None;
+        }
+        Some(round.saturating_sub(own))
     }
 
     /// Whether that queue is more than jitter: more than a small one for a fair cruising flow
