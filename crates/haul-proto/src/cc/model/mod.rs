@@ -1193,6 +1193,9 @@ impl ModelRate {
         }
         let bw = self.bandwidth();
         let shared = path.estimates_within(now, SHARED_ESTIMATE_LIFETIME);
+        // The siblings agree on the link: the largest capacity any of them reads (trains that
+        // other flows' packets interleave read it low).
+        let capacity = shared.link_capacity.map_or(capacity, |c| c.max(capacity));
         if shared.count < 2 || shared.sum <= capacity || shared.squares <= 0.0 {
             return;
         }
