@@ -1801,3 +1801,20 @@ fn a_round_that_measured_the_application_withdraws_the_estimate() {
     cc.on_ack(t, &ack(10_000, 50, cc.largest_sent));
     assert_eq!(path.estimates_within(t, SHARED_ESTIMATE_LIFETIME).count, 0);
 }
+
+#[test]
+fn siblings_cut_to_the_largest_capacity_any_of_them_reads() {
+    // The flow reads the link at twice its estimate, a sibling at four times: together they
+    // ask 3.5 × the flow's estimate, within the larger reading, so no one cuts.
+    let (mut cc, bw) = cruising_beside_capacity(2.0);
+    let path = Arc::new(PathRtt::default());
+    cc.share_path_rtt(path.clone());
+    let now = cc.round_start;
+    let sibling = Estimate {
+        link_capacity: Some(4.0 * bw),
+        ..estimate(u64::MAX, 2.5 * bw)
+    };
+    path.publish_estimate(sibling, now, SHARED_ESTIMATE_LIFETIME);
+    cc.cut_to_the_shared_link(now, Some(true));
+    assert_eq!(cc.bandwidth(), bw);
+}
