@@ -10,10 +10,11 @@
 //! capacity the receiver measures with packet pairs while the path shows no queue, until the rate
 //! stops growing or, once that capacity is known, a round shows a standing queue (a flow whose
 //! endpoint's other connections to the host hold the link joins them at a share of it instead,
-//! and they give that share back); it drains the queue that built, then cycles gains 1.25, 0.75, 1 × 6 to probe for more; a flow that shares the
-//! link probes by at least a tenth of what the other flows hold of the link capacity instead of a
-//! quarter of its own rate (additive increase: small flows gain on large ones), and drains a
-//! standing queue the deeper the larger its share of the link.
+//! and they give that share back); it drains the queue that built, then cycles gains 1.25,
+//! 0.75, 1 × 6 to probe for more; a flow that shares the link probes by at least a tenth of what
+//! the other flows hold of the link capacity instead of a quarter of its own rate (additive
+//! increase: small flows gain on large ones), and drains a standing queue the deeper the larger
+//! its share of the link.
 //!
 //! Loss is read through the model, one round at a time. A round whose smallest RTT sample sits
 //! near the base RTT (within 10 % + 2 ms; within 3 % + 0.5 ms for a fair flow that shares the
