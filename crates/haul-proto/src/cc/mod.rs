@@ -272,10 +272,11 @@ impl PathRtt {
                     sum: acc.sum + pps,
                     squares: acc.squares + pps * pps,
                     count: acc.count + 1,
-                    link_capacity: match (acc.link_capacity, link_capacity) {
-                        (Some(a), Some(b)) => Some(a.max(b)),
-                        (a, b) => a.or(b),
-                    },
+                    link_capacity: acc
+                        .link_capacity
+                        .into_iter()
+                        .chain(link_capacity)
+                        .reduce(f64::max),
                     starting: acc.starting,
                 }
             })
@@ -308,17 +309,13 @@ impl PathRtt {
                     && since.is_none_or(|since| join.at > since)
                     && fresh(join.at, now, lifetime)
             })
-            .fold(None, |acc: Option<JoinsSince>, join| {
-                Some(match acc {
-                    Some(acc) => JoinsSince {
-                        latest: acc.latest.max(join.at),
-                        keep: acc.keep * join.keep,
-                    },
-                    None => JoinsSince {
-                        latest: join.at,
-                        keep: join.keep,
-                    },
-                })
+            .map(|join| JoinsSince {
+                latest: join.at,
+                keep: join.keep,
+            })
+            .reduce(|a, b| JoinsSince {
+                latest: a.latest.max(b.latest),
+                keep: a.keep * b.keep,
             })
     }
 

@@ -1312,12 +1312,11 @@ impl ModelRate {
     /// [`ModelRate::join_siblings`]) in the last [`JOIN_ANSWER_WITHIN`]; another flow notes
     /// them, and gives back nothing.
     fn answer_joins(&mut self, now: Instant) {
-        let Some(path) = self.path_rtt.clone() else {
-            return;
-        };
-        let Some(joins) =
+        // Every ACK asks, and almost every answer is none: no reference to the record is taken
+        // until there is a join to answer.
+        let Some(joins) = self.path_rtt.as_ref().and_then(|path| {
             path.joins_after(self.first_seq, self.join_answered, now, JOIN_ANSWER_WITHIN)
-        else {
+        }) else {
             return;
         };
         self.join_answered = Some(joins.latest);
@@ -1332,7 +1331,9 @@ impl ModelRate {
         self.scale_estimate(joins.keep);
         let sent_before = self.base_rtt() + ACK_INTERVAL;
         self.answer_cap = Some((now + sent_before, self.bandwidth()));
-        self.publish_estimate(&path, now);
+        if let Some(path) = &self.path_rtt {
+            self.publish_estimate(path, now);
+        }
     }
 
     /// Scales every round of the bandwidth filter by `factor`.

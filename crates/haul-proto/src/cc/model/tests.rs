@@ -1725,12 +1725,7 @@ fn a_cruising_sibling_gives_a_newcomer_its_share_once() {
     let bw = cc.bandwidth();
     let path = Arc::new(PathRtt::default());
     cc.share_path_rtt(path.clone());
-    let join = Join {
-        connection: 7,
-        at: t,
-        keep: 0.75,
-    };
-    path.announce_join(join, SHARED_ESTIMATE_LIFETIME);
+    announce_join(&path, 7, t, 0.75);
     t += Duration::from_millis(10);
     cc.answer_joins(t);
     assert!(
@@ -1746,12 +1741,7 @@ fn a_cruising_sibling_gives_a_newcomer_its_share_once() {
         cc.bandwidth()
     );
     // A join older than `JOIN_ANSWER_WITHIN` is not answered: the queue's rules have acted.
-    let late = Join {
-        connection: 8,
-        at: t,
-        keep: 0.5,
-    };
-    path.announce_join(late, SHARED_ESTIMATE_LIFETIME);
+    announce_join(&path, 8, t, 0.5);
     cc.answer_joins(t + JOIN_ANSWER_WITHIN + Duration::from_millis(1));
     assert!(
         (cc.bandwidth() - 0.75 * bw).abs() < 1e-6,
@@ -1770,12 +1760,7 @@ fn a_cruising_sibling_gives_a_newcomer_its_share_once() {
     let mut starting = ModelRate::new(&init(t), Policy::Fair, None, None);
     starting.bw_rounds[0] = 1_000.0;
     starting.share_path_rtt(path.clone());
-    let join = Join {
-        connection: 9,
-        at: t,
-        keep: 0.5,
-    };
-    path.announce_join(join, SHARED_ESTIMATE_LIFETIME);
+    announce_join(&path, 9, t, 0.5);
     starting.answer_joins(t);
     assert_eq!(starting.join_answered, Some(t));
     assert_eq!(starting.bandwidth(), 1_000.0);
@@ -1817,4 +1802,14 @@ fn siblings_cut_to_the_largest_capacity_any_of_them_reads() {
     path.publish_estimate(sibling, now, SHARED_ESTIMATE_LIFETIME);
     cc.cut_to_the_shared_link(now, Some(true));
     assert_eq!(cc.bandwidth(), bw);
+}
+
+/// Announces on `path` that connection `connection` joined at `at`, the others keeping `keep`.
+fn announce_join(path: &PathRtt, connection: u64, at: Instant, keep: f64) {
+    let join = Join {
+        connection,
+        at,
+        keep,
+    };
+    path.announce_join(join, SHARED_ESTIMATE_LIFETIME);
 }
