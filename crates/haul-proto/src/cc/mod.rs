@@ -157,6 +157,8 @@ pub struct SharedEstimates {
     pub link_capacity: Option<f64>,
     /// How many connections published that they are still starting up (not counted above).
     pub starting: usize,
+    /// What those still starting up published, added up, packets per second.
+    pub starting_sum: f64,
 }
 
 /// The joins a connection has not answered yet (see [`PathRtt::joins_after`]).
@@ -265,6 +267,7 @@ impl PathRtt {
                 if starting {
                     return SharedEstimates {
                         starting: acc.starting + 1,
+                        starting_sum: acc.starting_sum + pps,
                         ..acc
                     };
                 }
@@ -277,7 +280,7 @@ impl PathRtt {
                         .into_iter()
                         .chain(link_capacity)
                         .reduce(f64::max),
-                    starting: acc.starting,
+                    ..acc
                 }
             })
     }

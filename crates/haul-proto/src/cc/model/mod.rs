@@ -137,9 +137,9 @@ pub struct ModelRate {
     restarted: bool,
     /// Start-up delivers nearly the link capacity and grows at [`APPROACH_GAIN`].
     approaching: bool,
-    /// The receiver has reported a capacity measured with start-up's trains (see
+    /// The latest capacity the receiver reported, measured with start-up's trains (see
     /// [`ModelRate::trains_measured`]).
-    trains_capacity: bool,
+    trains_capacity: Option<f64>,
     /// The first start-up's bounds from the link capacity (see [`JUMP`]); `None` for a
     /// scavenger, and once a queue was seen or start-up ended: they never come back.
     jump: Option<Jump>,
@@ -265,7 +265,7 @@ impl ModelRate {
             flat_rounds: 0,
             restarted: false,
             approaching: false,
-            trains_capacity: false,
+            trains_capacity: None,
             jump: (policy == Policy::Fair).then_some(Jump::UNMEASURED),
             startup_repair_rounds: 0,
             probe_base: 0.0,
@@ -635,8 +635,8 @@ impl ModelRate {
     /// buffer has measured nothing, and stopping there starved it (docs/journal/congestion.md,
     /// "A start-up that meets a standing queue").
     fn queue_ends_startup(&self, standing: Option<bool>) -> bool {
-        let knows_link =
-            self.capacity.is_some() || (self.trains_capacity && self.started_into_a_queue());
+        let knows_link = self.capacity.is_some()
+            || (self.trains_capacity.is_some() && self.started_into_a_queue());
         standing == Some(true) && (self.restarted || (self.policy == Policy::Fair && knows_link))
     }
 
@@ -696,15 +696,45 @@ impl ModelRate {
 
     /// Whether start-up delivers nearly the link capacity `ack` reports (see
     /// [`NEAR_CAPACITY`]), a capacity believed or measured with start-up's trains (see
-    /// [`ModelRate::trains_measured`]). A newcomer beside flows that hold the link never does.
-    fn near_capacity(&self, ack: &AckSample) -> bool {
+    /// [`ModelRate::trains_measured`]), with what the siblings that share the base RTT last
+    /// published (see [`ModelRate::siblings_hold`]). Counting its own delivery alone, each of
+    /// four flows started together stayed under 0.85 C and they doubled on together, past the
+    /// link: 0.079 / 0.025 of their new packets resent at 300 / 100 ms, 0.000 / 0.000 since
+    /// (with [`ModelRate::leave_with_a_share`]; docs/journal/congestion.md, "Siblings that start
+    /// together"). A newcomer from another host beside flows that hold the link never nears it.
+    fn near_capacity(&self, now: Instant, ack: &AckSample) -> bool {
         let Some(capacity) = resolved_capacity(ack) else {
             return false;
         };
         let bw = self.bandwidth();
         (self.capacity_believed() || self.trains_measured(ack, capacity))
-            && bw >= NEAR_CAPACITY * capacity
+            && bw + self.siblings_hold(now) >= NEAR_CAPACITY * capacity
             && bw <= CAPACITY_CREDIBLE * capacity
+    }
+
+    /// A fair flow starting up beside others that share its base RTT publishes each growth of
+    /// its estimate at once, not at the round's end: the siblings' sum then lagged a round of
+    /// doubling, and their approach began after the buffer had filled (four together at 300 ms
+    /// resent 0.011 of their new packets, 0.000 since).
+    fn publish_growth(&self, now: Instant) {
+        if let Some(path) = &self.path_rtt {
+            if self.policy == Policy::Fair && self.shares_with_others() {
+                self.publish_estimate(path, now);
+            }
+        }
+    }
+
+    /// What the other connections sharing the base RTT last published of their estimates,
+    /// starting up or cruising, added up (none for a flow that is not fair).
+    fn siblings_hold(&self, now: Instant) -> f64 {
+        match &self.path_rtt {
+            Some(path) if self.policy == Policy::Fair && self.shares_with_others() => {
+                let shared =
+                    path.estimates_of_others(self.first_seq, now, SHARED_ESTIMATE_LIFETIME);
+                shared.sum + shared.starting_sum
+            }
+            _ => 0.0,
+        }
     }
 
     /// Whether `capacity`, as `ack` reports it before a window of pairs was sent (see
@@ -1212,6 +1242,47 @@ impl ModelRate {
         self.publish_estimate(&path, now);
     }
 
+    /// A fair flow whose start-up (and its drain) ends beside other connections that share its
+    /// base RTT, cruising or starting up, cruises at no more than an equal share of the link
+    /// capacity: the largest any of them knows, a capacity measured with start-up's trains
+    /// counted. Its estimate measured whatever room the siblings left while it doubled, not a
+    /// share: four flows started together left start-up with 1.3–1.8 times the link between
+    /// them, and the probe that follows start-up overflowed the buffer. The cut by squares
+    /// ([`ModelRate::cut_to_the_shared_link`]) left them 1.2 times the link here: they leave one
+    /// after another, and each read some of the others' estimates before their cut and some
+    /// after (docs/journal/congestion.md, "Siblings that start together").
+    fn leave_with_a_share(&mut self, now: Instant) {
+        let Some(path) = self
+            .path_rtt
+            .clone()
+            .filter(|_| self.policy == Policy::Fair)
+        else {
+            return;
+        };
+        self.publish_estimate(&path, now);
+        let shared = path.estimates_within(now, SHARED_ESTIMATE_LIFETIME);
+        let flows = shared.count + shared.starting;
+        let capacity = (self.capacity.or(self.trains_capacity).into_iter())
+            .chain(shared.link_capacity)
+            .reduce(f64::max)
+            .filter(|&c| c > 0.0);
+        let Some(capacity) = capacity.filter(|_| flows >= 2) else {
+            return;
+        };
+        let share = capacity / flows as f64;
+        let bw = self.bandwidth();
+        if bw > share {
+            tracing::debug!(
+                isn = self.first_seq,
+                bw,
+                share,
+                "start-up ends beside siblings: an equal share"
+            );
+            self.scale_estimate(share / bw);
+            self.publish_estimate(&path, now);
+        }
+    }
+
     /// Takes the flow's estimate back from its siblings' record, if it shares one: a round that
     /// measured the application, and a closed connection, hold no share of the link.
     fn withdraw_estimate(&self) {
@@ -1395,6 +1466,7 @@ impl CongestionControl for ModelRate {
         if ack.delivery_rate.is_some() {
             self.count_report_span(now);
         }
+        let bw_before = self.bandwidth();
         if let Some(rate) = ack.delivery_rate.filter(|_| !self.holding_back()) {
             // As measured (within what was sent); the round's end decides on loss correction.
             // Cruising, a round counts the mean of its reports (see `steady`).
@@ -1407,13 +1479,17 @@ impl CongestionControl for ModelRate {
                 *slot = slot.max(sample);
             }
         }
-        self.trains_capacity |=
-            resolved_capacity(ack).is_some_and(|c| self.trains_measured(ack, c));
+        if self.phase == Phase::Startup && self.bandwidth() > bw_before {
+            self.publish_growth(now);
+        }
+        if let Some(c) = resolved_capacity(ack).filter(|&c| self.trains_measured(ack, c)) {
+            self.trains_capacity = Some(c);
+        }
         self.follow_capacity(ack);
         if self.phase == Phase::Startup
             && !self.restarted
             && !self.approaching
-            && self.near_capacity(ack)
+            && self.near_capacity(now, ack)
         {
             tracing::debug!(capacity = ?ack.link_capacity, bw = self.bandwidth(), believed = self.capacity_believed(), "start-up approaches the link");
             self.approaching = true;

@@ -66,6 +66,8 @@ impl ModelRate {
         if end.app_limited {
             // It measured the application: no share of the link to publish.
             self.withdraw_estimate();
+        } else if ended_phase == Phase::Drain && self.phase == Phase::Cruise {
+            self.leave_with_a_share(now);
         } else {
             self.cut_to_the_shared_link(now, end.standing);
         }

@@ -1813,3 +1813,105 @@ fn announce_join(path: &PathRtt, connection: u64, at: Instant, keep: f64) {
     };
     path.announce_join(join, SHARED_ESTIMATE_LIFETIME);
 }
+
+#[test]
+fn start_up_nears_the_link_with_what_its_siblings_deliver() {
+    // A sibling starting up beside it delivers 50 000 of a link of 100 000 packets per second:
+    // at 36 000 of its own, the two deliver 86 000 together, and start-up approaches the link.
+    let rounds = [20_000, 25_000, 30_000, 36_000];
+    let mut t = Instant::now();
+    let path = Arc::new(PathRtt::default());
+    let sibling = Estimate {
+        starting: true,
+        ..estimate(1, 50_000.0)
+    };
+    path.publish_estimate(sibling, t, SHARED_ESTIMATE_LIFETIME);
+    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+    cc.share_path_rtt(path.clone());
+    for rate in rounds {
+        assert!(!cc.approaching, "{rate}");
+        feed_measuring(&mut cc, &mut t, rate, 50, 100_000);
+    }
+    assert_eq!((cc.phase, cc.approaching), (Phase::Startup, true));
+    // Alone, it doubles on.
+    let mut t = Instant::now();
+    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+    for rate in rounds {
+        feed_measuring(&mut cc, &mut t, rate, 50, 100_000);
+    }
+    assert!(!cc.approaching);
+}
+
+#[test]
+fn start_up_publishes_each_growth_at_once() {
+    let t = Instant::now();
+    let path = Arc::new(PathRtt::default());
+    let sibling = Estimate {
+        starting: true,
+        ..estimate(1, 50_000.0)
+    };
+    path.publish_estimate(sibling, t, SHARED_ESTIMATE_LIFETIME);
+    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+    cc.share_path_rtt(path.clone());
+    // One ACK 10 ms into a 50 ms path's first round: no round has ended.
+    let now = t + Duration::from_millis(10);
+    cc.on_ack(now, &ack(5_000, 50, 100));
+    assert_eq!(cc.round_start, t, "still the first round");
+    let shared = path.estimates_within(now, SHARED_ESTIMATE_LIFETIME);
+    assert_eq!(
+        (shared.starting, shared.starting_sum),
+        (2, 50_000.0 + cc.bandwidth())
+    );
+}
+
+#[test]
+fn start_up_ends_beside_siblings_at_an_equal_share() {
+    // It leaves start-up with 10 000 packets per second; a sibling cruises at 3 000 and another
+    // still starts up. The link measured with start-up's trains is 16 000: a third each.
+    let (mut cc, t) = cruising();
+    let path = Arc::new(PathRtt::default());
+    cc.share_path_rtt(path.clone());
+    cc.trains_capacity = Some(16_000.0);
+    path.publish_estimate(estimate(1, 3_000.0), t, SHARED_ESTIMATE_LIFETIME);
+    let starting = Estimate {
+        starting: true,
+        ..estimate(2, 6_000.0)
+    };
+    path.publish_estimate(starting, t, SHARED_ESTIMATE_LIFETIME);
+    cc.leave_with_a_share(t);
+    assert_eq!(cc.bandwidth().round(), 5_333.0);
+    let published = path.estimates_within(t, SHARED_ESTIMATE_LIFETIME).sum;
+    assert_eq!(published, 3_000.0 + cc.bandwidth());
+    // The largest capacity any of them knows: a sibling's 24 000, 8 000 each.
+    let (mut cc, t) = cruising();
+    let path = Arc::new(PathRtt::default());
+    cc.share_path_rtt(path.clone());
+    cc.trains_capacity = Some(16_000.0);
+    let knows = Estimate {
+        link_capacity: Some(24_000.0),
+        ..estimate(1, 3_000.0)
+    };
+    path.publish_estimate(knows, t, SHARED_ESTIMATE_LIFETIME);
+    path.publish_estimate(starting, t, SHARED_ESTIMATE_LIFETIME);
+    cc.leave_with_a_share(t);
+    assert_eq!(cc.bandwidth().round(), 8_000.0);
+    // Below its share, alone on the record (even above a capacity read low), or a scavenger:
+    // it keeps what it measured.
+    for (policy, capacity, sibling) in [
+        (Policy::Fair, 40_000.0, true),
+        (Policy::Fair, 8_000.0, false),
+        (Policy::Scavenger, 8_000.0, true),
+    ] {
+        let (mut cc, t) = cruising();
+        cc.policy = policy;
+        let path = Arc::new(PathRtt::default());
+        cc.share_path_rtt(path.clone());
+        cc.trains_capacity = Some(capacity);
+        if sibling {
+            path.publish_estimate(estimate(1, 3_000.0), t, SHARED_ESTIMATE_LIFETIME);
+        }
+        let bw = cc.bandwidth();
+        cc.leave_with_a_share(t);
+        assert_eq!(cc.bandwidth(), bw, "{policy:?}, {capacity}, {sibling}");
+    }
+}
