@@ -1213,33 +1213,46 @@ impl ModelRate {
         else {
             return;
         };
+        if let Some(factor) = self.part_of_the_excess(&path, now, standing) {
+            self.scale_estimate(factor.max(OVERSUBSCRIBED_DEEPEST));
+        }
         self.publish_estimate(&path, now);
+    }
+
+    /// What a cruising flow keeps of its estimate once it has given back its part of what its
+    /// siblings on `path` and it ask beyond the link (see
+    /// [`ModelRate::cut_to_the_shared_link`]); `None` where nothing is to be given back.
+    fn part_of_the_excess(
+        &self,
+        path: &PathRtt,
+        now: Instant,
+        standing: Option<bool>,
+    ) -> Option<f64> {
         // A capacity of nothing (a peer's report of 0) says nothing about the link.
-        let capacity = self.capacity.filter(|&c| c > 0.0);
-        let Some(capacity) = capacity.filter(|_| self.phase == Phase::Cruise) else {
-            return;
-        };
+        let capacity = self
+            .capacity
+            .filter(|&c| c > 0.0 && self.phase == Phase::Cruise)?;
         if standing != Some(true) || self.foreign_queue {
-            return;
+            return None;
         }
         let bw = self.bandwidth();
-        let shared = path.estimates_within(now, SHARED_ESTIMATE_LIFETIME);
+        let others = path.estimates_of_others(self.first_seq, now, SHARED_ESTIMATE_LIFETIME);
         // The siblings agree on the link: the largest capacity any of them reads (trains that
         // other flows' packets interleave read it low).
-        let capacity = shared.link_capacity.map_or(capacity, |c| c.max(capacity));
-        if shared.count < 2 || shared.sum <= capacity || shared.squares <= 0.0 {
-            return;
+        let capacity = others.link_capacity.map_or(capacity, |c| c.max(capacity));
+        let (sum, squares) = (others.sum + bw, others.squares + bw * bw);
+        if others.count == 0 || sum <= capacity || squares <= 0.0 {
+            return None;
         }
-        let factor = 1.0 - (shared.sum - capacity) * bw / shared.squares;
+        let factor = 1.0 - (sum - capacity) * bw / squares;
         tracing::debug!(
             isn = self.first_seq,
-            sum = shared.sum,
+            sum,
             capacity,
             factor,
             "the siblings' estimates add up to more than the link: cut"
         );
-        self.scale_estimate(factor.max(OVERSUBSCRIBED_DEEPEST));
-        self.publish_estimate(&path, now);
+        Some(factor)
     }
 
     /// A fair flow whose start-up (and its drain) ends beside other connections that share its
@@ -1259,19 +1272,8 @@ impl ModelRate {
         else {
             return;
         };
-        self.publish_estimate(&path, now);
-        let shared = path.estimates_within(now, SHARED_ESTIMATE_LIFETIME);
-        let flows = shared.count + shared.starting;
-        let capacity = (self.capacity.or(self.trains_capacity).into_iter())
-            .chain(shared.link_capacity)
-            .reduce(f64::max)
-            .filter(|&c| c > 0.0);
-        let Some(capacity) = capacity.filter(|_| flows >= 2) else {
-            return;
-        };
-        let share = capacity / flows as f64;
         let bw = self.bandwidth();
-        if bw > share {
+        if let Some(share) = self.equal_share(&path, now).filter(|&share| bw > share) {
             tracing::debug!(
                 isn = self.first_seq,
                 bw,
@@ -1279,8 +1281,22 @@ impl ModelRate {
                 "start-up ends beside siblings: an equal share"
             );
             self.scale_estimate(share / bw);
-            self.publish_estimate(&path, now);
         }
+        self.publish_estimate(&path, now);
+    }
+
+    /// An equal share of the link among the flow and the connections that published on `path`
+    /// in the last [`SHARED_ESTIMATE_LIFETIME`], of the largest capacity any of them knows (see
+    /// [`ModelRate::leave_with_a_share`]); `None` where the flow is alone on it or no capacity
+    /// is known.
+    fn equal_share(&self, path: &PathRtt, now: Instant) -> Option<f64> {
+        let others = path.estimates_of_others(self.first_seq, now, SHARED_ESTIMATE_LIFETIME);
+        let flows = 1 + others.count + others.starting;
+        let capacity = (self.capacity.or(self.trains_capacity).into_iter())
+            .chain(others.link_capacity)
+            .reduce(f64::max)
+            .filter(|&c| c > 0.0 && flows >= 2)?;
+        Some(capacity / flows as f64)
     }
 
     /// Takes the flow's estimate back from its siblings' record, if it shares one: a round that
