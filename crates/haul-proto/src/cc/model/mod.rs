@@ -712,6 +712,16 @@ impl ModelRate {
             && bw <= CAPACITY_CREDIBLE * capacity
     }
 
+    /// Whether `ack` reports a credible link capacity (see [`ModelRate::near_capacity`]) more
+    /// than [`APPROACH_FAR`] times what the flow and its siblings deliver.
+    fn link_far(&self, now: Instant, ack: &AckSample) -> bool {
+        let Some(capacity) = resolved_capacity(ack) else {
+            return false;
+        };
+        (self.capacity_believed() || self.trains_measured(ack, capacity))
+            && APPROACH_FAR * (self.bandwidth() + self.siblings_hold(now)) < capacity
+    }
+
     /// A fair flow starting up beside others that share its base RTT publishes each growth of
     /// its estimate at once, not at the round's end: the siblings' sum then lagged a round of
     /// doubling, and their approach began after the buffer had filled (four together at 300 ms
@@ -1509,6 +1519,9 @@ impl CongestionControl for ModelRate {
         {
             tracing::debug!(capacity = ?ack.link_capacity, bw = self.bandwidth(), believed = self.capacity_believed(), "start-up approaches the link");
             self.approaching = true;
+        } else if self.phase == Phase::Startup && self.approaching && self.link_far(now, ack) {
+            tracing::debug!(capacity = ?ack.link_capacity, bw = self.bandwidth(), "start-up: the link is further than the approach took it to be");
+            self.approaching = false;
         }
         self.end_approach(now, ack.rtt_sample);
         self.end_base_check(now);

@@ -1915,3 +1915,45 @@ fn start_up_ends_beside_siblings_at_an_equal_share() {
         assert_eq!(cc.bandwidth(), bw, "{policy:?}, {capacity}, {sibling}");
     }
 }
+
+#[test]
+fn start_up_leaves_an_approach_begun_on_a_capacity_read_far_too_low() {
+    let pps = |cc: &ModelRate| 1.0 / cc.pacing_period().as_secs_f64();
+    // At 300 ms the first rounds deliver 1 154 packets per second, and a receiver whose trains
+    // arrived in one group blends the reference's starting value into its first pairs: 1 043.
+    let mut t = Instant::now();
+    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+    for _ in 0..2 {
+        feed_measuring(&mut cc, &mut t, 1_154, 300, 1_043);
+    }
+    assert!(cc.approaching);
+    // Its trains then read the link at 85 000: start-up doubles again, from the jump.
+    feed_measuring(&mut cc, &mut t, 1_154, 300, 85_000);
+    assert!(!cc.approaching);
+    assert!(pps(&cc) >= JUMP * 85_000.0, "{}", pps(&cc));
+    // A reading under twice what it delivers is noise near the link: the approach goes on.
+    let mut t = Instant::now();
+    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+    for _ in 0..2 {
+        feed_measuring(&mut cc, &mut t, 42_000, 300, 48_000);
+    }
+    assert!(cc.approaching);
+    feed_measuring(&mut cc, &mut t, 42_000, 300, 80_000);
+    assert!(cc.approaching);
+    // So is one under twice what it and a sibling starting beside it deliver.
+    let mut t = Instant::now();
+    let path = Arc::new(PathRtt::default());
+    let sibling = Estimate {
+        starting: true,
+        ..estimate(1, 30_000.0)
+    };
+    path.publish_estimate(sibling, t, SHARED_ESTIMATE_LIFETIME);
+    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+    cc.share_path_rtt(path.clone());
+    for _ in 0..2 {
+        feed_measuring(&mut cc, &mut t, 20_000, 300, 58_000);
+    }
+    assert!(cc.approaching);
+    feed_measuring(&mut cc, &mut t, 20_000, 300, 85_000);
+    assert!(cc.approaching);
+}
