@@ -131,7 +131,7 @@ pub(super) const APPROACH_GAIN: f64 = 1.25;
 /// capacity report reads the link at more than this many times what the flow and its siblings
 /// deliver: the approach began on a reading far too low. A haul receiver whose trains arrive in
 /// one group falls back on packet pairs and blends the reference's starting value into them
-/// (1 043 packets per second on a 1 Gbit/s lab link at 300 ms); from there the approach took 16
+/// (1 043 packets per second on a 1 Gbit/s lab link at 300 ms); from there the approach took 14
 /// rounds to reach the link, and 4 of 6 runs started up in 4.8 s against a budget of 2.5.
 /// Twice, so that a reading's noise near the link never restarts the doubling.
 pub(super) const APPROACH_FAR: f64 = 2.0;
