@@ -727,24 +727,25 @@ impl ModelRate {
     /// doubling, and their approach began after the buffer had filled (four together at 300 ms
     /// resent 0.011 of their new packets, 0.000 since).
     fn publish_growth(&self, now: Instant) {
-        if let Some(path) = &self.path_rtt {
-            if self.policy == Policy::Fair && self.shares_with_others() {
-                self.publish_estimate(path, now);
-            }
+        if let Some(path) = self.shared_record() {
+            self.publish_estimate(path, now);
         }
+    }
+
+    /// The record of a fair flow that shares its base RTT with other connections.
+    fn shared_record(&self) -> Option<&PathRtt> {
+        self.path_rtt
+            .as_deref()
+            .filter(|_| self.policy == Policy::Fair && self.shares_with_others())
     }
 
     /// What the other connections sharing the base RTT last published of their estimates,
     /// starting up or cruising, added up (none for a flow that is not fair).
     fn siblings_hold(&self, now: Instant) -> f64 {
-        match &self.path_rtt {
-            Some(path) if self.policy == Policy::Fair && self.shares_with_others() => {
-                let shared =
-                    path.estimates_of_others(self.first_seq, now, SHARED_ESTIMATE_LIFETIME);
-                shared.sum + shared.starting_sum
-            }
-            _ => 0.0,
-        }
+        self.shared_record().map_or(0.0, |path| {
+            let others = path.estimates_of_others(self.first_seq, now, SHARED_ESTIMATE_LIFETIME);
+            others.sum + others.starting_sum
+        })
     }
 
     /// Whether `capacity`, as `ack` reports it before a window of pairs was sent (see
