@@ -732,6 +732,13 @@ impl ModelRate {
         }
     }
 
+    /// The record of a fair flow that holds one (see [`PathRtt`]), shared or not yet.
+    fn fair_record(&self) -> Option<Arc<PathRtt>> {
+        self.path_rtt
+            .clone()
+            .filter(|_| self.policy == Policy::Fair)
+    }
+
     /// The record of a fair flow that shares its base RTT with other connections.
     fn shared_record(&self) -> Option<&PathRtt> {
         self.path_rtt
@@ -1217,11 +1224,7 @@ impl ModelRate {
     /// and four at 300 ms kept up to +29 % (docs/journal/congestion.md, "The siblings'
     /// estimates add up to the link").
     fn cut_to_the_shared_link(&mut self, now: Instant, standing: Option<bool>) {
-        let Some(path) = self
-            .path_rtt
-            .clone()
-            .filter(|_| self.policy == Policy::Fair)
-        else {
+        let Some(path) = self.fair_record() else {
             return;
         };
         if let Some(factor) = self.part_of_the_excess(&path, now, standing) {
@@ -1276,11 +1279,7 @@ impl ModelRate {
     /// after another, and each read some of the others' estimates before their cut and some
     /// after (docs/journal/congestion.md, "Siblings that start together").
     fn leave_with_a_share(&mut self, now: Instant) {
-        let Some(path) = self
-            .path_rtt
-            .clone()
-            .filter(|_| self.policy == Policy::Fair)
-        else {
+        let Some(path) = self.fair_record() else {
             return;
         };
         let bw = self.bandwidth();

@@ -1820,14 +1820,7 @@ fn start_up_nears_the_link_with_what_its_siblings_deliver() {
     // at 36 000 of its own, the two deliver 86 000 together, and start-up approaches the link.
     let rounds = [20_000, 25_000, 30_000, 36_000];
     let mut t = Instant::now();
-    let path = Arc::new(PathRtt::default());
-    let sibling = Estimate {
-        starting: true,
-        ..estimate(1, 50_000.0)
-    };
-    path.publish_estimate(sibling, t, SHARED_ESTIMATE_LIFETIME);
-    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-    cc.share_path_rtt(path.clone());
+    let (mut cc, _siblings) = beside_a_starting_sibling(t, 50_000.0);
     for rate in rounds {
         assert!(!cc.approaching, "{rate}");
         feed_measuring(&mut cc, &mut t, rate, 50, 100_000);
@@ -1845,14 +1838,7 @@ fn start_up_nears_the_link_with_what_its_siblings_deliver() {
 #[test]
 fn start_up_publishes_each_growth_at_once() {
     let t = Instant::now();
-    let path = Arc::new(PathRtt::default());
-    let sibling = Estimate {
-        starting: true,
-        ..estimate(1, 50_000.0)
-    };
-    path.publish_estimate(sibling, t, SHARED_ESTIMATE_LIFETIME);
-    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-    cc.share_path_rtt(path.clone());
+    let (mut cc, path) = beside_a_starting_sibling(t, 50_000.0);
     // One ACK 10 ms into a 50 ms path's first round: no round has ended.
     let now = t + Duration::from_millis(10);
     cc.on_ack(now, &ack(5_000, 50, 100));
@@ -1942,18 +1928,24 @@ fn start_up_leaves_an_approach_begun_on_a_capacity_read_far_too_low() {
     assert!(cc.approaching);
     // So is one under twice what it and a sibling starting beside it deliver.
     let mut t = Instant::now();
-    let path = Arc::new(PathRtt::default());
-    let sibling = Estimate {
-        starting: true,
-        ..estimate(1, 30_000.0)
-    };
-    path.publish_estimate(sibling, t, SHARED_ESTIMATE_LIFETIME);
-    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-    cc.share_path_rtt(path.clone());
+    let (mut cc, _siblings) = beside_a_starting_sibling(t, 30_000.0);
     for _ in 0..2 {
         feed_measuring(&mut cc, &mut t, 20_000, 300, 58_000);
     }
     assert!(cc.approaching);
     feed_measuring(&mut cc, &mut t, 20_000, 300, 85_000);
     assert!(cc.approaching);
+}
+
+/// A fair flow at `t` whose record holds a sibling still starting up at `pps`.
+fn beside_a_starting_sibling(t: Instant, pps: f64) -> (ModelRate, Arc<PathRtt>) {
+    let path = Arc::new(PathRtt::default());
+    let sibling = Estimate {
+        starting: true,
+        ..estimate(1, pps)
+    };
+    path.publish_estimate(sibling, t, SHARED_ESTIMATE_LIFETIME);
+    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+    cc.share_path_rtt(path.clone());
+    (cc, path)
 }
