@@ -41,9 +41,11 @@ use super::{
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod capacity;
 mod constants;
 mod round;
 
+use capacity::CapacityReports;
 use constants::*;
 use round::ReportLosses;
 
@@ -109,8 +111,11 @@ pub struct ModelRate {
     draining_since: Option<(Instant, u32)>,
     /// Smallest receiver-reported RTT of the current round (queue detection).
     round_min_rtt: Option<Duration>,
-    /// The receiver's latest packet-pair capacity, once a window of pairs is in it.
+    /// The median of the receiver's recent capacity reports (see [`CAPACITY_REPORTS`]), once a
+    /// window of pairs is in them.
     capacity: Option<f64>,
+    /// The receiver's recent believed capacity reports.
+    capacity_reports: CapacityReports,
     /// How long the last round lasted (it ends at the first ACK after its length).
     last_round: Duration,
     /// Smallest receiver-reported RTT in [`MIN_RTT_LIFETIME`]: a second base for the residual
@@ -253,6 +258,7 @@ impl ModelRate {
             draining_since: None,
             round_min_rtt: None,
             capacity: None,
+            capacity_reports: CapacityReports::default(),
             last_round: Duration::ZERO,
             min_reported_rtt: None,
             round_reports: (0.0, 0),
@@ -1481,7 +1487,7 @@ impl CongestionControl for ModelRate {
             self.note_startup_queue(rtt);
         }
         if let Some(c) = resolved_capacity(ack).filter(|_| self.capacity_believed()) {
-            self.capacity = Some(c);
+            self.capacity = Some(self.capacity_reports.push(now, c));
         }
         let reported = ack.reported_rtt;
         self.round_min_rtt = Some(self.round_min_rtt.map_or(reported, |m| m.min(reported)));
