@@ -12,6 +12,8 @@ pub(super) struct CapacityReports {
     len: usize,
     next: usize,
     last_kept: Option<Instant>,
+    /// The median of the reports kept, updated as one is kept.
+    median: f64,
 }
 
 impl CapacityReports {
@@ -26,12 +28,13 @@ impl CapacityReports {
             self.next = (self.next + 1) % CAPACITY_REPORTS;
             self.len = (self.len + 1).min(CAPACITY_REPORTS);
             self.last_kept = Some(now);
+            self.median = self.median_of_kept();
         }
-        self.median()
+        self.median
     }
 
     /// The median of the reports kept (the upper one of the middle two for an even count).
-    fn median(&self) -> f64 {
+    fn median_of_kept(&self) -> f64 {
         let mut sorted = self.recent;
         let kept = &mut sorted[..self.len];
         kept.sort_unstable_by(f64::total_cmp);

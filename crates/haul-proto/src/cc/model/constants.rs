@@ -169,9 +169,11 @@ pub(super) const CAPACITY_CREDIBLE: f64 = 1.5;
 /// around a link of 83 333), took itself for a flow that shares the link, and drains cut it on
 /// random loss, as only such a flow is cut (see [`OVERRUN_RANDOM`]): once from 83 140 to
 /// 53 932, and it took 0.7 s to climb back. A median of the last fifteen reports read as
-/// badly, as they were mostly the same report. Read from that run's trace, the median of one
-/// report each 100 ms, the last fifteen, read more than 0.9 of the link too high in no round
-/// of 699, against 98 for the latest report.
+/// badly, as they were mostly the same report. Replayed over that run's trace, the median of
+/// one report each 100 ms, the last fifteen, read C above the link ÷ [`ALONE`] in no cruising
+/// round of 699, against 98 for the latest report (lab, taking turns: 948.7–951.8 Mbit/s in
+/// six runs against 884.4–947.1; docs/journal/congestion.md, "Capacity reports at 1 Gbit/s
+/// in the lab").
 pub(super) const CAPACITY_REPORTS: usize = 15;
 /// See [`CAPACITY_REPORTS`].
 pub(super) const CAPACITY_REPORT_EVERY: Duration = Duration::from_millis(100);
