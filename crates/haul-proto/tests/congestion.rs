@@ -1556,14 +1556,16 @@ fn haul_and_a_cubic_flow_each_keep_a_quarter() {
 /// in runs of `CUBIC_SECS` (20) seconds whose last `CUBIC_END_SECS` (5) count as the end. In the
 /// model's CUBIC haul's share sinks for the first minute: `CUBIC_SECS=120 CUBIC_END_SECS=100`
 /// shows where it settles. `CUBIC_HAUL_FLOWS` (1) runs that many haul flows from one endpoint
-/// beside it (as `haul perf -P`), and prints their goodput together.
+/// beside it (as `haul perf -P`), and prints their goodput together. `CUBIC_FIRST_SEED` (1)
+/// starts the seeds elsewhere, to trace one of them.
 #[test]
 #[ignore = "measures; see docs/CONGESTION.md"]
 fn beside_cubic_across_seeds() {
     let (secs, end_secs) = (env_or("CUBIC_SECS", 20), env_or("CUBIC_END_SECS", 5));
     let flows = env_or("CUBIC_HAUL_FLOWS", 1usize);
     for rtt in env_list("CUBIC_RTT", &[30, 100]) {
-        for seed in 1..=env_or("CUBIC_SEEDS", 8u64) {
+        let first = env_or("CUBIC_FIRST_SEED", 1u64);
+        for seed in first..first + env_or("CUBIC_SEEDS", 8u64) {
             let r = beside_cubic(rtt, seed, secs, end_secs, flows);
             eprintln!(
                 "{rtt} ms, seed {seed}: CUBIC {:5.1} ({:5.1} in the last {end_secs} s), haul {:5.1} ({:5.1}) Mbit/s",
