@@ -1407,8 +1407,11 @@ fn beside_a_loss_based_flow(rtt_ms: u64, with_scavenger: bool) -> (f64, f64, f64
 }
 
 /// Issue 6: a scavenger leaves TCP ≥ 80 % of the link; with a loss-based flow standing in for
-/// TCP, it leaves that flow ≥ 80 % of what the flow gets alone, and once the flow is gone it
-/// takes the path back within seconds.
+/// TCP, it leaves that flow ≥ 90 % of what the flow gets alone, and once the flow is gone it
+/// takes the path back within seconds. 90 %, not 80: a scale that came back while the other
+/// flow's queue grew left it 0.80 / 0.88 at 30 / 100 ms (1.00 / 1.00 since), and CUBIC 0.49–0.72
+/// of the link in the lab (docs/journal/congestion.md, "A scavenger beside CUBIC's standing
+/// queue").
 #[test]
 fn a_scavenger_yields_to_a_loss_based_flow_and_comes_back() {
     for rtt in [30, 100] {
@@ -1422,7 +1425,7 @@ fn a_scavenger_yields_to_a_loss_based_flow_and_comes_back() {
             scavenger / 1e6,
             after / 1e6
         );
-        assert!(other >= 0.8 * alone, "{rtt} ms: {other} of {alone}");
+        assert!(other >= 0.9 * alone, "{rtt} ms: {other} of {alone}");
         assert!(after >= 80e6, "{rtt} ms: {after}");
     }
 }

@@ -461,8 +461,12 @@ impl ModelRate {
     }
 
     /// A scavenger's scale: down while the queue is over its target (unless the queue is its
-    /// own probe's), back up while it is under.
+    /// own probe's), back up while it is under and did not grow over the round (see
+    /// [`SCAVENGER_STEP`]).
     fn scale_scavenger(&mut self, queueing: Option<Duration>, own_probe: bool) {
+        let growing = self
+            .round_end_rtts()
+            .is_some_and(|(now, before)| now > before);
         self.scavenger_scale = match queueing {
             Some(_) if own_probe => self.scavenger_scale,
             Some(q) if q > SCAVENGER_TARGET => {
@@ -470,6 +474,7 @@ impl ModelRate {
                 let factor = (1.0 - (1.0 - SCAVENGER_BACKOFF) * over).max(SCAVENGER_BACKOFF);
                 (self.scavenger_scale * factor).max(SCAVENGER_FLOOR)
             }
+            Some(_) if growing => self.scavenger_scale,
             Some(q) => {
                 let room = 1.0 - q.as_secs_f64() / SCAVENGER_TARGET.as_secs_f64();
                 (self.scavenger_scale + SCAVENGER_STEP * room).min(1.0)
