@@ -1568,7 +1568,7 @@ fn beside_cubic_across_seeds() {
     let flows = env_or("CUBIC_HAUL_FLOWS", 1usize);
     for rtt in env_list("CUBIC_RTT", &[30, 100]) {
         let first = env_or("CUBIC_FIRST_SEED", 1u64);
-        for seed in first..first + env_or("CUBIC_SEEDS", 8u64) {
+        for seed in first..first.saturating_add(env_or("CUBIC_SEEDS", 8u64)) {
             let r = beside_cubic(rtt, seed, secs, end_secs, flows);
             eprintln!(
                 "{rtt} ms, seed {seed}: CUBIC {:5.1} ({:5.1} in the last {end_secs} s), haul {:5.1} ({:5.1}) Mbit/s",

@@ -470,8 +470,8 @@ pub(super) const OVERRUN_RANDOM: f64 = 2.0;
 /// 0.993 (0.998 at most 4, 0.999 before). Sent is the smaller of this round's and
 /// the last round's rates, so the rounds around a probe or a drain (whose deliveries lag what
 /// they sent by a round trip) read no shortfall. The send rate counts retransmissions and
-/// the delivery counts losses up to the random-loss rate (see [`ReportLosses::served`]). 0.98,
-/// not 1: a round's mean report is off by a percent or so (see [`ModelRate::steady`]).
+/// the delivery counts losses up to the random-loss rate (see [`super::round::ReportLosses::served`]). 0.98,
+/// not 1: a round's mean report is off by a percent or so (see [`super::ModelRate::steady`]).
 pub(super) const OVERSUBSCRIBED: f64 = 0.98;
 /// ... and only down to this share of what was sent: a round that delivered less met a
 /// stalled or collapsing path, which the collapse rules handle. Cut by 0.6 when a 1 Gbit/s,

@@ -462,7 +462,7 @@ impl ModelRate {
 
     /// A scavenger's scale: down while the queue is over its target (unless the queue is its
     /// own probe's), back up while it is under and did not grow over the round (see
-    /// [`SCAVENGER_STEP`]).
+    /// [`SCAVENGER_TARGET`]).
     fn scale_scavenger(&mut self, queueing: Option<Duration>, own_probe: bool) {
         let growing = self
             .round_end_rtts()
