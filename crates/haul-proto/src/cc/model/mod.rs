@@ -709,23 +709,27 @@ impl ModelRate {
     /// (with [`ModelRate::leave_with_a_share`]; docs/journal/congestion.md, "Siblings that start
     /// together"). A newcomer from another host beside flows that hold the link never nears it.
     fn near_capacity(&self, now: Instant, ack: &AckSample) -> bool {
-        let Some(capacity) = resolved_capacity(ack) else {
+        let Some(capacity) = self.startup_capacity(ack) else {
             return false;
         };
         let bw = self.bandwidth();
-        (self.capacity_believed() || self.trains_measured(ack, capacity))
-            && bw + self.siblings_hold(now) >= NEAR_CAPACITY * capacity
+        bw + self.siblings_hold(now) >= NEAR_CAPACITY * capacity
             && bw <= CAPACITY_CREDIBLE * capacity
     }
 
-    /// Whether `ack` reports a credible link capacity (see [`ModelRate::near_capacity`]) more
-    /// than [`APPROACH_FAR`] times what the flow and its siblings deliver.
+    /// Whether `ack` reports a link capacity start-up may act on more than [`APPROACH_FAR`]
+    /// times what the flow and its siblings deliver.
     fn link_far(&self, now: Instant, ack: &AckSample) -> bool {
-        let Some(capacity) = resolved_capacity(ack) else {
-            return false;
-        };
-        (self.capacity_believed() || self.trains_measured(ack, capacity))
-            && APPROACH_FAR * (self.bandwidth() + self.siblings_hold(now)) < capacity
+        self.startup_capacity(ack).is_some_and(|capacity| {
+            APPROACH_FAR * (self.bandwidth() + self.siblings_hold(now)) < capacity
+        })
+    }
+
+    /// The link capacity `ack` reports, where start-up may act on it: once a window of pairs is
+    /// in it (see [`CAPACITY_PACKETS`]), or measured with start-up's trains (see
+    /// [`ModelRate::trains_measured`]).
+    fn startup_capacity(&self, ack: &AckSample) -> Option<f64> {
+        resolved_capacity(ack).filter(|&c| self.capacity_believed() || self.trains_measured(ack, c))
     }
 
     /// A fair flow starting up beside others that share its base RTT publishes each growth of

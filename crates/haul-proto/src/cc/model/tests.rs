@@ -1907,34 +1907,30 @@ fn start_up_leaves_an_approach_begun_on_a_capacity_read_far_too_low() {
     let pps = |cc: &ModelRate| 1.0 / cc.pacing_period().as_secs_f64();
     // At 300 ms the first rounds deliver 1 154 packets per second, and a receiver whose trains
     // arrived in one group blends the reference's starting value into its first pairs: 1 043.
-    let mut t = Instant::now();
-    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-    for _ in 0..2 {
-        feed_measuring(&mut cc, &mut t, 1_154, 300, 1_043);
-    }
-    assert!(cc.approaching);
+    // Two 300 ms rounds delivering `rate` with the receiver reading `capacity`: the approach
+    // begins; then a round with the capacity read at `later`.
+    let approach_then = |(mut cc, mut t): (ModelRate, Instant), rate, capacity, later| {
+        for _ in 0..2 {
+            feed_measuring(&mut cc, &mut t, rate, 300, capacity);
+        }
+        assert!(cc.approaching, "{rate}, {capacity}");
+        feed_measuring(&mut cc, &mut t, rate, 300, later);
+        cc
+    };
+    let alone = || {
+        let t = Instant::now();
+        (ModelRate::new(&init(t), Policy::Fair, None, None), t)
+    };
     // Its trains then read the link at 85 000: start-up doubles again, from the jump.
-    feed_measuring(&mut cc, &mut t, 1_154, 300, 85_000);
+    let cc = approach_then(alone(), 1_154, 1_043, 85_000);
     assert!(!cc.approaching);
     assert!(pps(&cc) >= JUMP * 85_000.0, "{}", pps(&cc));
     // A reading under twice what it delivers is noise near the link: the approach goes on.
-    let mut t = Instant::now();
-    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-    for _ in 0..2 {
-        feed_measuring(&mut cc, &mut t, 42_000, 300, 48_000);
-    }
-    assert!(cc.approaching);
-    feed_measuring(&mut cc, &mut t, 42_000, 300, 80_000);
-    assert!(cc.approaching);
+    assert!(approach_then(alone(), 42_000, 48_000, 80_000).approaching);
     // So is one under twice what it and a sibling starting beside it deliver.
-    let mut t = Instant::now();
-    let (mut cc, _siblings) = beside_a_starting_sibling(t, 30_000.0);
-    for _ in 0..2 {
-        feed_measuring(&mut cc, &mut t, 20_000, 300, 58_000);
-    }
-    assert!(cc.approaching);
-    feed_measuring(&mut cc, &mut t, 20_000, 300, 85_000);
-    assert!(cc.approaching);
+    let t = Instant::now();
+    let (cc, _siblings) = beside_a_starting_sibling(t, 30_000.0);
+    assert!(approach_then((cc, t), 20_000, 58_000, 85_000).approaching);
 }
 
 /// A fair flow at `t` whose record holds a sibling still starting up at `pps`.
