@@ -1518,8 +1518,8 @@ fn beside_cubic(rtt_ms: u64, seed: u64, secs: usize, end_secs: usize, flows: usi
 /// Issue 6: haul's fair policy beside one CUBIC flow leaves each ≥ 25 % of the link, on seeds
 /// 1–8 at 30 and 100 ms, in runs of two minutes: over the run, and over its last 100 s, where
 /// the shares have settled (haul's sinks through the first minute; CONGESTION.md, "Known
-/// weaknesses"). Over the last 100 s haul keeps ≥ 25 % on average and ≥ 20 % on every seed:
-/// draining for every standing queue, haul once sank to 5.7 Mbit/s by 20 s at 30 ms, seed 1,
+/// weaknesses"). Over the last 100 s haul keeps ≥ 25 % on every seed and ≥ 29 % on average
+/// (since session 69; before, ≥ 20 % and ≥ 25 %): draining for every standing queue, haul once sank to 5.7 Mbit/s by 20 s at 30 ms, seed 1,
 /// while CUBIC grew into what it left (docs/journal/congestion.md, "A queue that is not
 /// ours"). Until session 44 this test took the last 5 s of 20-s runs, a transient: a change
 /// that read 24.3 Mbit/s there on average left haul 27.4 / 26.2 Mbit/s over the last 100 s,
@@ -1542,14 +1542,16 @@ fn haul_and_a_cubic_flow_each_keep_a_quarter() {
                 assert!(share >= 25.0, "{rtt} ms, seed {seed}: {share:.1} Mbit/s");
             }
             assert!(
-                r.haul_end >= 20.0,
+                r.haul_end >= 25.0,
                 "{rtt} ms, seed {seed}: haul {:.1} over the last {end} s",
                 r.haul_end
             );
         }
+        // Growing beside CUBIC's queue as a loss-based flow does, haul keeps 33.6 / 30.4 Mbit/s
+        // at 30 / 100 ms on average; holding its rate there, 27.6 / 28.0.
         let haul_end = runs.iter().map(|r| r.haul_end).sum::<f64>() / runs.len() as f64;
         assert!(
-            haul_end >= 25.0,
+            haul_end >= 29.0,
             "{rtt} ms: haul {haul_end:.1} Mbit/s over the last {end} s on average"
         );
     }

@@ -1082,7 +1082,8 @@ impl ModelRate {
     }
 
     /// Whether a standing queue is another flow's (see [`FOREIGN_QUEUE_ROUNDS`]), from how this
-    /// cruising round ended; beside one, a round with losses cuts the estimate.
+    /// cruising round ended; beside one, a round with losses cuts the estimate and one without
+    /// grows it.
     fn watch_foreign_queue(
         &mut self,
         standing: Option<bool>,
@@ -1116,11 +1117,28 @@ impl ModelRate {
             self.foreign_queue = true;
         }
         self.rounds_since_cut = self.rounds_since_cut.saturating_add(1);
-        if self.foreign_queue && round_lost > 0 && self.rounds_since_cut >= FOREIGN_CUT_ROUNDS {
+        if !self.foreign_queue {
+            return;
+        }
+        if round_lost == 0 {
+            self.grow_beside_foreign_queue();
+        } else if self.rounds_since_cut >= FOREIGN_CUT_ROUNDS {
             tracing::debug!(bw, "loss beside another flow's queue: cut");
             self.rounds_since_cut = 0;
             self.scale_estimate(FOREIGN_BACKOFF);
         }
+    }
+
+    /// Beside another flow's queue, a round without losses adds to the estimate what TCP adds
+    /// to its window: [`FOREIGN_GROWTH`] packets per RTT each RTT, at the round's last RTT.
+    fn grow_beside_foreign_queue(&mut self) {
+        let bw = self.bandwidth();
+        let Some(rtt) = self.round_last_rtt.filter(|_| bw > 0.0) else {
+            return;
+        };
+        let rtt = rtt.as_secs_f64();
+        let added = FOREIGN_GROWTH * self.last_round.as_secs_f64() / (rtt * rtt);
+        self.scale_estimate(1.0 + added / bw);
     }
 
     /// A standing queue formed in a hold round of a fair flow that shares the link: give back in

@@ -1082,7 +1082,8 @@ fn a_queue_that_grows_through_loss_free_drains_is_another_flows() {
         feed(&mut cc, &mut t, 1, 8_000, 80, 20);
         least = least.min(1.0 / cc.pacing_period().as_secs_f64());
     }
-    assert!(least <= FOREIGN_BACKOFF * bw + 1.0, "{least} against {bw}");
+    // (The overflow's first round may end before its losses are reported, and grow once.)
+    assert!(least <= FOREIGN_BACKOFF * bw * 1.01, "{least} against {bw}");
     // The queue is gone: the flow is back to draining for queues and probing.
     feed(&mut cc, &mut t, 2, 4_000, 50, 0);
     assert!(!cc.foreign_queue);
@@ -1090,6 +1091,32 @@ fn a_queue_that_grows_through_loss_free_drains_is_another_flows() {
     // Ten rounds on without it, they count again.
     feed(&mut cc, &mut t, CALM_ROUNDS, 4_000, 50, 0);
     assert!(cc.calm_rounds >= CALM_ROUNDS);
+}
+
+#[test]
+fn beside_another_flows_queue_a_round_without_loss_adds_what_tcp_adds() {
+    let (mut cc, mut t) = cruising();
+    feed(&mut cc, &mut t, 3, 8_000, 80, 0);
+    for rtt in 0..12 {
+        feed(&mut cc, &mut t, 1, 8_000, 80 + rtt, 0);
+    }
+    assert!(cc.foreign_queue);
+    // Three packets per RTT each RTT, at the round's last RTT of 91 ms: about 20 packets per
+    // second in each round of 60 ms (over three rounds, while the rounds that hold the largest
+    // sample stay in the filter: a receiver that reports the same rate would age them out).
+    let rtt = 0.091_f64;
+    let mut expected = cc.bandwidth();
+    let mut rounds = 0;
+    while rounds < 3 {
+        let round_start = cc.round_start;
+        feed(&mut cc, &mut t, 1, 8_000, 91, 0);
+        if cc.round_start != round_start {
+            rounds += 1;
+            expected += FOREIGN_GROWTH * cc.last_round.as_secs_f64() / (rtt * rtt);
+        }
+    }
+    let bw = cc.bandwidth();
+    assert!((bw - expected).abs() < 0.5, "{bw} against {expected}");
 }
 
 #[test]
