@@ -33,8 +33,12 @@ pub(super) const DRAIN_SHARE: f64 = 0.35;
 /// acts only on a flow that has fallen behind; with five or more every flow is under it. Beside
 /// the model of CUBIC, without the calm rounds, haul's last 100 s of 120 fell under 25 Mbit/s
 /// in 4 / 6 seeds of 24 at 30 / 100 ms, against 2 / 4; with them 1 / 4 (docs/journal/
-/// congestion.md, "A newcomer that knows the path ends start-up at a queue").
-pub(super) const SMALL_SHARE: f64 = 0.2;
+/// congestion.md, "A newcomer that knows the path ends start-up at a queue"). 0.25 since session
+/// 69, with [`STARTUP_SHORTFALL`]: a newcomer from another host whose start-up ended there holds
+/// about a fifth of the link, just over 0.2, and at a probe per eight rounds stayed there (four
+/// flows a second apart at 300 ms, seeds 17–64, Jain under 0.98 in 22 seeds at 0.2, 11 at 0.23,
+/// 7 at 0.25). Flows from one endpoint converge closer with it and keep 1–3 points more queue.
+pub(super) const SMALL_SHARE: f64 = 0.25;
 /// The deepest drain of a flow that shares the link.
 pub(super) const DEEPEST_DRAIN: f64 = 0.5;
 /// Packets in flight, in bandwidth-delay products. In-flight counts from the cumulative ACK, and
@@ -112,6 +116,23 @@ pub(super) const BASE_RENEWAL_LEAD: Duration = Duration::from_millis(200);
 /// Startup ends when three rounds in a row grow the rate by less than this.
 pub(super) const STARTUP_GROWTH: f64 = 1.25;
 pub(super) const STARTUP_FLAT_ROUNDS: u32 = 3;
+/// A fair flow's first start-up ends at a round whose delivery reports (at least
+/// [`SHORTFALL_REPORTS`]) average less than this share of what it sent the round before (at
+/// least [`SHORTFALL_PACKETS`] packets then). Beside flows that hold the link, a FIFO queue gives
+/// each flow the part of the link its sending is of everything sent: a newcomer's deliveries fall
+/// short of its sending as soon as the queue grows, whatever base RTT it took, while a flow alone
+/// delivers what it sent a round before until it overruns the link. For flows from different
+/// hosts, which share no record: a newcomer that started into another's start-up took that
+/// queue for its base RTT, saw no queue, and doubled on into a full buffer. Four a second apart
+/// at 300 ms, seeds 17–64, with [`SMALL_SHARE`] at 0.25: resent per new packet 0.154 → 0.036,
+/// Jain under 0.98 in 10 → 7 seeds (SMALL_SHARE at 0.2: 22), RTT +19 → +17 %; at 100 ms resent
+/// 0.029 → 0.013, but 3 seeds under 0.98 against 1. In the lab, four separate clients at 300 ms
+/// (five runs each): Jain 0.984 → 0.995, RTT +35 → +10 %, queue drops 36 546 → 13 385 a run
+/// (medians; docs/journal/congestion.md, "Start-up ends where deliveries fall short, and small
+/// flows probe up to a quarter").
+pub(super) const STARTUP_SHORTFALL: f64 = 0.97;
+pub(super) const SHORTFALL_REPORTS: u32 = 3;
+pub(super) const SHORTFALL_PACKETS: f64 = 64.0;
 /// Queue, in base RTTs, behind which a loss in start-up means the buffer overflowed. A drop-tail
 /// buffer of a BDP overflows at one; random loss over start-up's own growing queue mostly comes
 /// below a half.

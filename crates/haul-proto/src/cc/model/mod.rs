@@ -216,6 +216,9 @@ pub struct ModelRate {
     sent_all_pps_before: f64,
     /// The receiver's delivery reports have been credible once (see [`WARM_REPORT`]).
     receiver_warm: bool,
+    /// The sum and count of the delivery reports of this start-up round (see
+    /// [`STARTUP_SHORTFALL`]).
+    startup_reports: (f64, u32),
     /// The previous round had losses reported (its holes fill in this one).
     lost_last_round: bool,
     /// The peer's flow window from the handshake, packets.
@@ -307,6 +310,7 @@ impl ModelRate {
             sent_all_pps: 0.0,
             sent_all_pps_before: 0.0,
             receiver_warm: false,
+            startup_reports: (0.0, 0),
             lost_last_round: false,
             peer_window: f64::from(init.peer_flow_window),
             window: 0,
@@ -1521,6 +1525,10 @@ impl CongestionControl for ModelRate {
             self.count_report_span(now);
         }
         let bw_before = self.bandwidth();
+        if let Some(rate) = ack.delivery_rate.filter(|_| self.phase == Phase::Startup) {
+            self.startup_reports.0 += f64::from(rate);
+            self.startup_reports.1 += 1;
+        }
         if let Some(rate) = ack.delivery_rate.filter(|_| !self.holding_back()) {
             // As measured (within what was sent); the round's end decides on loss correction.
             // Cruising, a round counts the mean of its reports (see `steady`).

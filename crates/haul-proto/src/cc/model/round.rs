@@ -19,6 +19,9 @@ struct RoundEnd {
     sent_all: u64,
     /// Packets reported lost in the round.
     lost: u64,
+    /// The mean of the delivery reports of a start-up round, where it had
+    /// [`SHORTFALL_REPORTS`] or more.
+    startup_delivery: Option<f64>,
     /// Whether a queue stood through the round (`None`: no RTT sample says).
     standing: Option<bool>,
     /// The queueing delay over the base RTT.
@@ -123,6 +126,8 @@ impl ModelRate {
     /// losses into the random-loss rate.
     fn read_round(&mut self, now: Instant, holding_back: bool) -> RoundEnd {
         let (report_mean, report_losses, app_limited) = self.take_reports(holding_back);
+        let (sum, reports) = std::mem::take(&mut self.startup_reports);
+        let startup_delivery = (reports >= SHORTFALL_REPORTS).then(|| sum / f64::from(reports));
         self.last_round = now.saturating_duration_since(self.round_start);
         self.sample_own_delivery(app_limited, holding_back);
         let (sent, sent_all) = self.count_sent(app_limited);
@@ -165,6 +170,7 @@ impl ModelRate {
             sent,
             sent_all,
             lost,
+            startup_delivery,
             standing,
             queueing,
             residual,
@@ -333,6 +339,13 @@ impl ModelRate {
             {
                 self.leave_startup();
             }
+            Phase::Startup if self.delivers_short(end) => {
+                tracing::debug!(
+                    bw,
+                    "start-up: the round delivered less than was sent before it"
+                );
+                self.leave_startup();
+            }
             Phase::Startup => {
                 if bw >= self.full_bw * STARTUP_GROWTH {
                     self.startup_growths += 1;
@@ -378,6 +391,21 @@ impl ModelRate {
                 }
             }
         }
+    }
+
+    /// Whether a fair flow's first start-up round delivered less than [`STARTUP_SHORTFALL`] of
+    /// what it sent the round before: others share the link, and the queue grows.
+    fn delivers_short(&self, end: &RoundEnd) -> bool {
+        let before = self.sent_all_pps_before;
+        let Some(delivered) = end.startup_delivery else {
+            return false;
+        };
+        self.policy == Policy::Fair
+            && !self.restarted
+            && self.receiver_warm
+            && !end.app_limited
+            && before * self.last_round.as_secs_f64() >= SHORTFALL_PACKETS
+            && delivered < STARTUP_SHORTFALL * before
     }
 
     /// Cruising, whether the round calls for start-up again: probes kept finding room after a
