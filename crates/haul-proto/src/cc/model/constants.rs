@@ -118,7 +118,8 @@ pub(super) const STARTUP_GROWTH: f64 = 1.25;
 pub(super) const STARTUP_FLAT_ROUNDS: u32 = 3;
 /// A fair flow's first start-up ends at a round whose delivery reports (at least
 /// [`SHORTFALL_REPORTS`]) average less than this share of what it sent the round before (at
-/// least [`SHORTFALL_PACKETS`] packets then). Beside flows that hold the link, a FIFO queue gives
+/// least [`SHORTFALL_PACKETS`] packets then), the round's reported losses counted as delivered
+/// where they are under [`MAX_RANDOM_LOSS`] of that (random loss). Beside flows that hold the link, a FIFO queue gives
 /// each flow the part of the link its sending is of everything sent: a newcomer's deliveries fall
 /// short of its sending as soon as the queue grows, whatever base RTT it took, while a flow alone
 /// delivers what it sent a round before until it overruns the link. For flows from different

@@ -705,18 +705,23 @@ fn a_first_start_up_jumps_to_half_the_link_capacity_and_stops_at_it() {
 
 #[test]
 fn a_first_start_up_ends_at_a_round_that_delivered_less_than_was_sent_before_it() {
-    // Start-up at 50 ms whose rounds deliver what was sent goes on; beside flows that hold the
-    // link, the queue hands a newcomer that sends 20 000 packets per second 15 000, with no RTT
-    // rise (it took their queue for its base RTT): start-up ends.
-    for (delivered, phase) in [(20_000, Phase::Startup), (15_000, Phase::Drain)] {
+    // Start-up at 50 ms whose rounds deliver what was sent goes on, and so does one that
+    // delivers 0.9 of it while a tenth is reported lost (random loss); beside flows that hold
+    // the link, the queue hands a newcomer that sends 20 000 packets per second 15 000, with no
+    // RTT rise (it took their queue for its base RTT): start-up ends.
+    for (delivered, lost, phase) in [
+        (20_000, 0, Phase::Startup),
+        (18_000, 100, Phase::Startup),
+        (15_000, 0, Phase::Drain),
+    ] {
         let mut t = Instant::now();
         let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
         for rate in [2_000, 5_000, 10_000] {
             feed_sending(&mut cc, &mut t, 1, rate / 100, rate as u32, 50, 0);
         }
         assert_eq!(cc.phase, Phase::Startup);
-        feed_sending(&mut cc, &mut t, 3, 200, delivered, 50, 0);
-        assert_eq!(cc.phase, phase, "delivering {delivered}");
+        feed_sending(&mut cc, &mut t, 3, 200, delivered, 50, lost);
+        assert_eq!(cc.phase, phase, "delivering {delivered}, losing {lost}");
     }
 }
 
