@@ -1134,13 +1134,15 @@ impl ModelRate {
     }
 
     /// Beside another flow's queue, a round without losses adds to the estimate what TCP adds
-    /// to its window: [`FOREIGN_GROWTH`] packets per RTT each RTT, at the round's last RTT.
+    /// to its window: [`FOREIGN_GROWTH`] packets per RTT each RTT, at the round's last RTT. That
+    /// RTT is the peer's report, and is taken as no shorter than an ACK interval: a report of
+    /// zero (a peer's bug, or a hostile one) would otherwise make the estimate infinite.
     fn grow_beside_foreign_queue(&mut self) {
         let bw = self.bandwidth();
         let Some(rtt) = self.round_last_rtt.filter(|_| bw > 0.0) else {
             return;
         };
-        let rtt = rtt.as_secs_f64();
+        let rtt = rtt.max(ACK_INTERVAL).as_secs_f64();
         let added = FOREIGN_GROWTH * self.last_round.as_secs_f64() / (rtt * rtt);
         self.scale_estimate(1.0 + added / bw);
     }

@@ -1139,6 +1139,17 @@ fn beside_another_flows_queue_a_round_without_loss_adds_what_tcp_adds() {
     }
     let bw = cc.bandwidth();
     assert!((bw - expected).abs() < 0.5, "{bw} against {expected}");
+    // A peer that reports an RTT of zero gets the growth of an ACK interval's, not an
+    // infinite rate.
+    cc.round_last_rtt = Some(Duration::ZERO);
+    cc.grow_beside_foreign_queue();
+    let interval = ACK_INTERVAL.as_secs_f64();
+    let added = FOREIGN_GROWTH * cc.last_round.as_secs_f64() / (interval * interval);
+    assert!(
+        (cc.bandwidth() - bw - added).abs() < 0.5,
+        "{} against {bw}",
+        cc.bandwidth()
+    );
 }
 
 #[test]
