@@ -769,6 +769,15 @@ impl ModelRate {
         })
     }
 
+    /// Whether an estimate of `bw` is behind what the cruising connections that share the base
+    /// RTT hold on average (see [`SMALL_BESIDE_SIBLINGS`]); true for a flow without them.
+    fn behind_siblings(&self, now: Instant, bw: f64) -> bool {
+        self.shared_record().is_none_or(|path| {
+            let others = path.estimates_of_others(self.first_seq, now, SHARED_ESTIMATE_LIFETIME);
+            others.count == 0 || bw < SMALL_BESIDE_SIBLINGS * others.sum / others.count as f64
+        })
+    }
+
     /// Whether `capacity`, as `ack` reports it before a window of pairs was sent (see
     /// [`CAPACITY_PACKETS`]), comes from start-up's trains: the receiver has acknowledged the
     /// first three ([`EARLY_CAPACITY_PACKETS`]), from which a haul receiver measures it, and it

@@ -777,12 +777,17 @@ fn a_newcomer_that_knows_the_path_ends_start_up_at_a_queue_once_its_trains_measu
 }
 
 #[test]
-fn a_flow_with_a_small_share_of_the_link_probes_every_other_round() {
-    let cycles = |capacity: f64, calm_rounds: u32| {
+fn a_small_flow_probes_every_other_round_unless_its_siblings_hold_as_little() {
+    // A link of `capacity`, and a sibling that shares the base RTT cruising at `sibling`.
+    let cycles = |capacity: f64, calm_rounds: u32, sibling: Option<f64>| {
         let (mut cc, _) = cruising();
         cc.capacity = Some(capacity);
         cc.calm_rounds = calm_rounds;
         cc.cycle = 0;
+        let path = sibling.map(|pps| record_with_sibling(cc.round_start, pps));
+        if let Some(path) = &path {
+            cc.share_path_rtt(path.clone());
+        }
         (0..6)
             .map(|_| {
                 end_round(&mut cc, 50, 10_000.0, 0);
@@ -790,13 +795,19 @@ fn a_flow_with_a_small_share_of_the_link_probes_every_other_round() {
             })
             .collect::<Vec<_>>()
     };
+    let probes = [1, 0, 1, 0, 1, 0];
+    let holds = [1, 2, 3, 4, 5, 6];
     // A tenth of the link: probe, drain, probe again.
-    assert_eq!(cycles(100_000.0, CALM_ROUNDS), [1, 0, 1, 0, 1, 0]);
+    assert_eq!(cycles(100_000.0, CALM_ROUNDS, None), probes);
     // A quarter: the holds of the cycle.
-    assert_eq!(cycles(40_000.0, CALM_ROUNDS), [1, 2, 3, 4, 5, 6]);
+    assert_eq!(cycles(40_000.0, CALM_ROUNDS, None), holds);
     // Just after another flow's queue (a loss-based flow's), the holds too, until ten calm
     // rounds have passed.
-    assert_eq!(cycles(100_000.0, 0), [1, 2, 3, 4, 5, 6]);
+    assert_eq!(cycles(100_000.0, 0, None), holds);
+    // Beside a sibling that holds as much, a tenth of the link is no small share: the holds.
+    // Behind one that holds twice as much, it is.
+    assert_eq!(cycles(100_000.0, CALM_ROUNDS, Some(10_000.0)), holds);
+    assert_eq!(cycles(100_000.0, CALM_ROUNDS, Some(20_000.0)), probes);
 }
 
 #[test]
