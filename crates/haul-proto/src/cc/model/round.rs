@@ -452,7 +452,7 @@ impl ModelRate {
         // Draining needs a queue seen, not merely one not ruled out: without an RTT
         // sample, draining every round would halve the rate every few rounds.
         let was_foreign = self.foreign_queue;
-        self.watch_foreign_queue(end.standing, end.queueing, end.lost, bw);
+        self.watch_foreign_queue(now, end.standing, end.queueing, end.lost, bw);
         if fair && self.foreign_queue && !was_foreign {
             let queue = self.queue_over_base.or(end.queueing).unwrap_or_default();
             self.call_check(now, queue);

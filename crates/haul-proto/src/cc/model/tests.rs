@@ -1697,6 +1697,29 @@ fn siblings_check_together_when_one_takes_their_queue_for_another_flows() {
     assert!(alone.foreign_queue && alone.base_check_end.is_none());
 }
 
+#[test]
+fn siblings_whose_estimates_add_up_to_more_than_the_link_keep_their_queue_as_their_own() {
+    // (what a sibling that shares the base RTT holds, in estimates of the flow's own; whether
+    // a queue that grows through the flow's drains is then taken for another flow's)
+    for (sibling, foreign) in [(3.0, false), (0.5, true)] {
+        let (mut cc, mut t) = cruising();
+        let bw = cc.bandwidth();
+        cc.capacity = Some(2.0 * bw);
+        let path = record_with_sibling(t, sibling * bw);
+        cc.share_path_rtt(path.clone());
+        // The queue grows through the drains, as in
+        // `siblings_check_together_when_one_takes_their_queue_for_another_flows`.
+        feed(&mut cc, &mut t, 3, 8_000, 80, 0);
+        for rtt in 0..12 {
+            feed(&mut cc, &mut t, 1, 8_000, 80 + rtt, 0);
+        }
+        assert_eq!(
+            cc.foreign_queue, foreign,
+            "a sibling at {sibling} × the estimate"
+        );
+    }
+}
+
 /// An estimate of `pps` packets per second by `connection`, with no link capacity.
 fn estimate(connection: u64, pps: f64) -> Estimate {
     Estimate {
