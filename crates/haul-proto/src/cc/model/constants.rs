@@ -39,13 +39,16 @@ pub(super) const DRAIN_SHARE: f64 = 0.35;
 /// flows a second apart at 300 ms, seeds 17–64, Jain under 0.98 in 22 seeds at 0.2, 11 at 0.23,
 /// 7 at 0.25). Flows from one endpoint converge closer with it and keep 1–3 points more queue.
 pub(super) const SMALL_SHARE: f64 = 0.25;
-/// Beside connections that share its base RTT, a flow is small (see [`SMALL_SHARE`]) only
-/// while its estimate is under this part of what those that cruise hold on average. With five or
-/// more flows every one is under [`SMALL_SHARE`], and all probed every other round: eight a
-/// second apart from one endpoint kept +43 / +55 % of queue at 100 / 300 ms (seeds 17–40), +23 /
-/// +22 % since (0.8: +15 / +18 %, but four a second apart at 300 ms fell under Jain 0.98 in one
-/// seed of 48 twice, none at 0.9); four flows keep 1–2 points less queue, the worst of four
-/// started together at 300 ms +11 → +7 % (docs/journal/congestion.md, "Small beside siblings").
+/// Beside connections that share its base RTT, a flow is small (probes every other round, as
+/// under [`SMALL_SHARE`] without them) while its estimate is under this part of what those that
+/// cruise hold on average, whatever its share of the link. With five or more flows every one is
+/// under [`SMALL_SHARE`], and all probed every other round: eight a second apart from one
+/// endpoint kept +43 / +55 % of queue at 100 / 300 ms (seeds 17–40), +23 / +22 % with this
+/// under [`SMALL_SHARE`] (0.8: +15 / +18 %, but four a second apart at 300 ms fell under Jain
+/// 0.98 in one seed of 48 twice, none at 0.9); four flows keep 1–2 points less queue, the worst
+/// of four started together at 300 ms +11 → +7 % (docs/journal/congestion.md, "Small beside
+/// siblings"). Above a quarter too (two flows): two a second apart at 100 ms, seeds 17–64, Jain
+/// least 0.975 → 0.997 ("Two siblings: the one behind probes every other round").
 pub(super) const SMALL_BESIDE_SIBLINGS: f64 = 0.9;
 /// The deepest drain of a flow that shares the link.
 pub(super) const DEEPEST_DRAIN: f64 = 0.5;

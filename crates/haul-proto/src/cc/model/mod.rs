@@ -769,13 +769,21 @@ impl ModelRate {
         })
     }
 
-    /// Whether an estimate of `bw` is behind what the cruising connections that share the base
-    /// RTT hold on average (see [`SMALL_BESIDE_SIBLINGS`]); true for a flow without them.
-    fn behind_siblings(&self, now: Instant, bw: f64) -> bool {
-        self.shared_record().is_none_or(|path| {
+    /// Whether a flow that shares the link with an estimate of `bw` is small, and should probe
+    /// every other round: under [`SMALL_BESIDE_SIBLINGS`] of what the cruising connections that
+    /// share its base RTT hold on average, or, without them, under [`SMALL_SHARE`] of the link.
+    fn small(&self, now: Instant, bw: f64) -> bool {
+        let Some(share) = self.link_share(bw) else {
+            return false;
+        };
+        let siblings = self.shared_record().and_then(|path| {
             let others = path.estimates_of_others(self.first_seq, now, SHARED_ESTIMATE_LIFETIME);
-            others.count == 0 || bw < SMALL_BESIDE_SIBLINGS * others.sum / others.count as f64
-        })
+            (others.count > 0).then(|| others.sum / others.count as f64)
+        });
+        match siblings {
+            Some(mean) => bw < SMALL_BESIDE_SIBLINGS * mean,
+            None => share < SMALL_SHARE,
+        }
     }
 
     /// Whether `capacity`, as `ack` reports it before a window of pairs was sent (see

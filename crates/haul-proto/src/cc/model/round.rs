@@ -488,11 +488,9 @@ impl ModelRate {
         };
         if !self.draining_queue {
             self.cycle = (self.cycle + 1) % CYCLE.len();
-            // Collapsed, or a small share of the link away from another flow's queue (see
-            // `SMALL_SHARE`): probe again at once instead of holding.
-            let small = self.calm_rounds >= CALM_ROUNDS
-                && self.link_share(bw).is_some_and(|share| share < SMALL_SHARE)
-                && self.behind_siblings(now, bw);
+            // Collapsed, or small away from another flow's queue (see `ModelRate::small`):
+            // probe again at once instead of holding.
+            let small = self.calm_rounds >= CALM_ROUNDS && self.small(now, bw);
             if fair && (self.collapsed(bw) || small) && self.cycle >= FIRST_HOLD {
                 self.cycle = 0;
             }

@@ -777,7 +777,7 @@ fn a_newcomer_that_knows_the_path_ends_start_up_at_a_queue_once_its_trains_measu
 }
 
 #[test]
-fn a_small_flow_probes_every_other_round_unless_its_siblings_hold_as_little() {
+fn a_small_flow_probes_every_other_round_and_beside_siblings_one_behind_them() {
     // A link of `capacity`, and a sibling that shares the base RTT cruising at `sibling`.
     let cycles = |capacity: f64, calm_rounds: u32, sibling: Option<f64>| {
         let (mut cc, _) = cruising();
@@ -805,9 +805,10 @@ fn a_small_flow_probes_every_other_round_unless_its_siblings_hold_as_little() {
     // rounds have passed.
     assert_eq!(cycles(100_000.0, 0, None), holds);
     // Beside a sibling that holds as much, a tenth of the link is no small share: the holds.
-    // Behind one that holds twice as much, it is.
+    // Behind one that holds twice as much, it is; so is a third of the link.
     assert_eq!(cycles(100_000.0, CALM_ROUNDS, Some(10_000.0)), holds);
     assert_eq!(cycles(100_000.0, CALM_ROUNDS, Some(20_000.0)), probes);
+    assert_eq!(cycles(30_000.0, CALM_ROUNDS, Some(20_000.0)), probes);
 }
 
 #[test]
