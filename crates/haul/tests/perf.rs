@@ -20,33 +20,44 @@ fn free_port() -> u16 {
     }
 }
 
-/// A one-off server on `port`, given time to listen.
-fn server(port: u16) -> Child {
-    let mut child = Command::new(HAUL)
-        .args([
-            "perf",
-            "--server",
-            "--one-off",
-            "--json",
-            "--bind",
-            "127.0.0.1",
-        ])
-        .args(["--port", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // Until it listens (a fixed wait of 300 ms was too short on a loaded machine). Read from
-    // /proc: a probing connection would be the one-off server's one client.
-    for _ in 0..500 {
-        if listening(port) {
-            return child;
+/// A one-off server on a free port, given time to listen, and its port. A port free when
+/// picked may be taken before the server binds it (another test's client binds an ephemeral
+/// UDP port meanwhile): a server that exits before it listens is started again on another.
+fn server() -> (u16, Child) {
+    for _ in 0..10 {
+        let port = free_port();
+        let mut child = Command::new(HAUL)
+            .args([
+                "perf",
+                "--server",
+                "--one-off",
+                "--json",
+                "--bind",
+                "127.0.0.1",
+            ])
+            .args(["--port", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // Until it listens (a fixed wait of 300 ms was too short on a loaded machine). Read
+        // from /proc: a probing connection would be the one-off server's one client.
+        for _ in 0..500 {
+            if listening(port) {
+                return (port, child);
+            }
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            sleep(Duration::from_millis(10));
         }
-        sleep(Duration::from_millis(10));
+        if child.try_wait().unwrap().is_none() {
+            child.kill().ok();
+            child.wait().ok();
+            panic!("haul perf --server did not listen on port {port} within 5 s");
+        }
     }
-    child.kill().ok();
-    child.wait().ok();
-    panic!("haul perf --server did not listen on port {port} within 5 s");
+    panic!("haul perf --server exited before listening on ten free ports in a row");
 }
 
 /// Whether a TCP socket listens on 127.0.0.1:`port` (from /proc/net/tcp).
@@ -70,8 +81,7 @@ fn client(port: u16, args: &[&str]) -> Output {
 /// A whole test against a one-off server with `--json` and `args`, which must succeed: the
 /// client's summary.
 fn json_test(args: &[&str]) -> serde_json::Value {
-    let port = free_port();
-    let mut one_off = server(port);
+    let (port, mut one_off) = server();
     let out = client(port, &[&["--json"], args].concat());
     one_off.wait().unwrap();
     assert!(
@@ -144,8 +154,7 @@ fn a_timed_test_s_receiver_measures_the_test_s_seconds_after_the_omitted_ones() 
 
 #[test]
 fn a_test_that_ends_within_the_omitted_seconds_says_so() {
-    let port = free_port();
-    let mut server = server(port);
+    let (port, mut server) = server();
     let out = client(port, &["--bytes", "1M", "--omit", "5"]);
     server.wait().unwrap();
     assert!(!out.status.success());
@@ -176,8 +185,7 @@ fn a_test_length_no_side_runs_is_refused_before_connecting() {
 #[test]
 fn a_server_refuses_a_test_it_cannot_run_and_says_why() {
     use std::io::{BufRead, BufReader, Write};
-    let port = free_port();
-    let mut server = server(port);
+    let (port, mut server) = server();
     // What a client that skipped its own check (or a forged one) would send.
     let mut control = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     let params = r#"{"version":1,"transport":"haul","reverse":true,"parallel":1,"bytes":null,"seconds":1e300,"rate":null,"tcp_cc":null,"window":null,"mss":1500,"omit":0}"#;
