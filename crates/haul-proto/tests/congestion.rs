@@ -1521,10 +1521,11 @@ fn beside_cubic(rtt_ms: u64, seed: u64, secs: usize, end_secs: usize, flows: usi
 /// weaknesses"). Over the last 100 s haul keeps ≥ 25 % on every seed and ≥ 29 % on average
 /// (since session 69; before, ≥ 20 % and ≥ 25 %): draining for every standing queue, haul once
 /// sank to 5.7 Mbit/s by 20 s at 30 ms, seed 1, while CUBIC grew into what it left
-/// (docs/journal/congestion.md, "A queue that is not ours"). Until session 44 this test took the last 5 s of 20-s runs, a transient: a change
-/// that read 24.3 Mbit/s there on average left haul 27.4 / 26.2 Mbit/s over the last 100 s,
-/// against 25.8 / 24.0, and beside real CUBIC in the lab 41–42 Mbit/s against 32–33 at 30 ms
-/// ("Small queues for flows that share the link"). The model of CUBIC is a model:
+/// (docs/journal/congestion.md, "A queue that is not ours"). Until session 44 this test took
+/// the last 5 s of 20-s runs, a transient: a change that read 24.3 Mbit/s there on average left
+/// haul 27.4 / 26.2 Mbit/s over the last 100 s, against 25.8 / 24.0, and beside real CUBIC in
+/// the lab 41–42 Mbit/s against 32–33 at 30 ms ("Small queues for flows that share the
+/// link"). The model of CUBIC is a model:
 /// `bench/share.sh` measures the real one.
 #[test]
 fn haul_and_a_cubic_flow_each_keep_a_quarter() {

@@ -130,10 +130,11 @@ pub(super) const STARTUP_FLAT_ROUNDS: u32 = 3;
 /// A fair flow's first start-up ends at a round whose delivery reports (at least
 /// [`SHORTFALL_REPORTS`]) average less than this share of what it sent the round before (at
 /// least [`SHORTFALL_PACKETS`] packets then), the round's reported losses counted as delivered
-/// where they are under [`MAX_RANDOM_LOSS`] of that (random loss). Beside flows that hold the link, a FIFO queue gives
-/// each flow the part of the link its sending is of everything sent: a newcomer's deliveries fall
-/// short of its sending as soon as the queue grows, whatever base RTT it took, while a flow alone
-/// delivers what it sent a round before until it overruns the link. For flows from different
+/// where they are under [`MAX_RANDOM_LOSS`] of that (random loss). Beside flows that hold the
+/// link, a FIFO queue gives each flow the part of the link its sending is of everything sent: a
+/// newcomer's deliveries fall short of its sending as soon as the queue grows, whatever base RTT
+/// it took, while a flow alone delivers what it sent a round before until it overruns the
+/// link. For flows from different
 /// hosts, which share no record: a newcomer that started into another's start-up took that
 /// queue for its base RTT, saw no queue, and doubled on into a full buffer. Four a second apart
 /// at 300 ms, seeds 17–64, with [`SMALL_SHARE`] at 0.25: resent per new packet 0.154 → 0.036,

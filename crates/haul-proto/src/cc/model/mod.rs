@@ -776,10 +776,11 @@ impl ModelRate {
         let Some(share) = self.link_share(bw) else {
             return false;
         };
-        let siblings = self.shared_record().and_then(|path| {
-            let others = path.estimates_of_others(self.first_seq, now, SHARED_ESTIMATE_LIFETIME);
-            (others.count > 0).then(|| others.sum / others.count as f64)
-        });
+        let siblings = self
+            .shared_record()
+            .and_then(|path| self.siblings_on_link(path, now))
+            .filter(|(_, others)| others.count > 0)
+            .map(|(_, others)| others.sum / others.count as f64);
         match siblings {
             Some(mean) => bw < SMALL_BESIDE_SIBLINGS * mean,
             None => share < SMALL_SHARE,
