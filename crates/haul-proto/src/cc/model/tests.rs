@@ -1303,10 +1303,44 @@ fn a_queue_that_outlives_two_seconds_of_drains_becomes_the_base() {
     feed(&mut cc, &mut t, 30, 10_000, 80, 0);
     assert!(cc.draining_queue);
     assert_eq!(cc.base_rtt(), Duration::from_millis(50));
-    // Past 2 s of drains the base expires: the queue is taken for the path.
-    feed(&mut cc, &mut t, 20, 10_000, 80, 0);
+    // Past 2 s of drains the base expires, checked first: the queue stays through the check
+    // (it is the path's, or another flow's), and is taken for the path.
+    let mut rounds = 0;
+    while !cc.checking_base && rounds < 20 {
+        feed(&mut cc, &mut t, 1, 10_000, 80, 0);
+        rounds += 1;
+    }
+    assert!(cc.checking_base, "no check after {rounds} more rounds");
+    assert_eq!(cc.window(), MIN_WINDOW as u32);
+    feed(&mut cc, &mut t, 20 - rounds, 10_000, 80, 0);
+    assert!(!cc.checking_base);
     assert_eq!(cc.base_rtt(), Duration::from_millis(80));
     assert!(!cc.draining_queue);
+}
+
+#[test]
+fn a_queue_that_empties_while_an_outlived_base_is_checked_was_the_flows() {
+    let (mut cc, mut t) = cruising();
+    // 2 s of drains for a queue that stands (80 ms against 50) and the base is checked.
+    let mut rounds = 0;
+    while !cc.checking_base && rounds < 60 {
+        feed(&mut cc, &mut t, 1, 10_000, 80, 0);
+        rounds += 1;
+    }
+    assert!(cc.checking_base, "no check after {rounds} rounds");
+    // The flows that kept the queue give up their bases too, in turn: it empties while this
+    // one waits, and the check's least sample, the path's, is the base again.
+    feed(&mut cc, &mut t, 1, 1_000, 80, 0);
+    feed(&mut cc, &mut t, 10, 1_000, 51, 0);
+    assert!(!cc.checking_base);
+    assert_eq!(cc.base_rtt(), Duration::from_millis(51));
+    // Another queue that outlives 2 s of drains within 10 s is not checked again: the base
+    // takes it.
+    for _ in 0..60 {
+        feed(&mut cc, &mut t, 1, 10_000, 80, 0);
+        assert!(!cc.checking_base);
+    }
+    assert_eq!(cc.base_rtt(), Duration::from_millis(80));
 }
 
 #[test]
