@@ -517,9 +517,16 @@ impl Connection {
     }
 
     /// Shares `path` with the endpoint's other connections to the same host (see
-    /// [`ConnectionConfig::share_path_rtt`]).
+    /// [`ConnectionConfig::share_path_rtt`]): the controller takes it, at once if it is built
+    /// (an accepted connection builds it with the handshake, before the endpoint hands the
+    /// path over), or else as it is built. Until session 71 an accepted connection kept it and
+    /// its controller never saw it: a server's connections to one host (`haul perf -R -P 4`)
+    /// each ran alone.
     pub(crate) fn share_path_rtt(&mut self, path: Arc<PathRtt>) {
-        self.path_rtt = Some(path);
+        match &mut self.cc {
+            Some(cc) => cc.share_path_rtt(path),
+            None => self.path_rtt = Some(path),
+        }
     }
 
     /// Whether this connection's config asks it to share its host's least RTT.

@@ -3,7 +3,7 @@
 use super::*;
 use crate::cc::{
     AckSample, CcInit, CongestionControl, CongestionControlFactory, FixedRateFactory, LossSample,
-    PathEstimate,
+    PathEstimate, PathRtt,
 };
 use crate::wire::{PeerIp, RequestType};
 use std::sync::Arc;
@@ -474,6 +474,8 @@ struct TestCc {
     copies_first: u8,
     losses: Arc<std::sync::Mutex<Vec<u64>>>,
     samples: Arc<std::sync::Mutex<Vec<Option<Duration>>>>,
+    /// The shared path RTTs the controller was handed.
+    paths: Arc<std::sync::Mutex<Vec<Arc<PathRtt>>>>,
 }
 
 impl CongestionControl for TestCc {
@@ -499,6 +501,9 @@ impl CongestionControl for TestCc {
             self.copies_first
         }
     }
+    fn share_path_rtt(&mut self, path: Arc<PathRtt>) {
+        self.paths.lock().unwrap().push(path);
+    }
 }
 
 impl TestCc {
@@ -517,6 +522,24 @@ impl CongestionControlFactory for TestCc {
     fn build(&self, _: &CcInit) -> Box<dyn CongestionControl> {
         Box::new(self.clone())
     }
+}
+
+#[test]
+fn an_accepted_connections_controller_shares_its_hosts_path_rtt() {
+    // An accepted connection builds its controller with the handshake, before the endpoint
+    // hands it the path it shares with the other connections to the host: the controller
+    // takes it all the same, and the connection keeps no second reference to it.
+    let cc = TestCc::default();
+    let (mut conn, _) = established_with(ConnectionConfig {
+        congestion: Arc::new(cc.clone()),
+        ..ConnectionConfig::default()
+    });
+    let path = Arc::new(PathRtt::default());
+    conn.share_path_rtt(path.clone());
+    let handed = cc.paths.lock().unwrap();
+    assert_eq!(handed.len(), 1, "the controller was not handed the path");
+    assert!(Arc::ptr_eq(&handed[0], &path));
+    assert!(conn.shared_path_rtt().is_none());
 }
 
 #[test]
