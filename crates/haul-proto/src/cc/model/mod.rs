@@ -160,6 +160,9 @@ pub struct ModelRate {
     cycle: usize,
     /// Cruising, a queue stood last round: send below the estimate until it is gone.
     draining_queue: bool,
+    /// What the last drain round delivered, beside connections that share the base RTT, where
+    /// the queue stood through it (see [`ModelRate::drain_from_delivery`]).
+    drained_delivery: Option<f64>,
     /// Cruising rounds in a row that ended with a standing queue and no loss.
     queue_rounds: u32,
     /// The last round drained on for such a queue without aging the estimate (see
@@ -282,6 +285,7 @@ impl ModelRate {
             peak_bw: None,
             cycle: 0,
             draining_queue: false,
+            drained_delivery: None,
             queue_rounds: 0,
             restrained: false,
             foreign_queue: false,
@@ -589,6 +593,9 @@ impl ModelRate {
                 _ => rate,
             }
         } else if bw > 0.0 && self.draining_queue {
+            let bw = self
+                .drained_delivery
+                .map_or(bw, |delivered| bw.min(delivered));
             (self.gain() * bw).min(self.hold_estimate(bw))
         } else if bw > 0.0 {
             self.gain() * self.hold_estimate(bw)

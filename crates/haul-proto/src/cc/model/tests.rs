@@ -1482,6 +1482,41 @@ fn a_flow_that_shares_the_link_drains_by_its_share() {
 }
 
 #[test]
+fn siblings_drain_from_what_they_deliver_while_the_queue_stands() {
+    // A flow at a quarter of the link drains for a queue that stands (90 ms against 50) and
+    // delivers 0.8 of its estimate through the drain round: beside a connection that shares
+    // its base RTT, its next drain paces from that delivery; alone, from its estimate. A
+    // first drain (the round before held) paces from the estimate either way.
+    for (shared, drained_before) in [(true, true), (false, true), (true, false)] {
+        let (mut cc, bw) = cruising_beside_capacity(4.0);
+        let path = Arc::new(PathRtt::default());
+        if shared {
+            cc.share_path_rtt(path.clone());
+        }
+        cc.draining_queue = drained_before;
+        cc.last_round_end_rtt = Some(Duration::from_millis(90));
+        cc.round_reports = (3.0 * 0.8 * bw, 3);
+        cc.round_acked = 0;
+        cc.round_min_rtt = Some(Duration::from_millis(90));
+        cc.round_last_rtt = Some(Duration::from_millis(90));
+        cc.largest_sent = cc.sent_at_round_start + (0.06 * 0.82 * bw) as u64;
+        cc.next_round(cc.round_start + Duration::from_millis(60));
+        assert!(cc.draining_queue);
+        let from = if shared && drained_before {
+            0.8 * bw
+        } else {
+            cc.bandwidth()
+        };
+        assert!(
+            (cc.pacing_pps() - cc.gain() * from).abs() < 1.0,
+            "shared {shared}, drained before {drained_before}: {} against {}",
+            cc.pacing_pps(),
+            cc.gain() * from
+        );
+    }
+}
+
+#[test]
 fn a_drain_that_shrinks_the_queue_is_not_cut_however_low_the_round_before_began() {
     // The round before grew its queue from 60 to 120 ms of RTT; the drain round shrank it to
     // 100 (its smallest sample, early, 100 too): above where the round before began, below
