@@ -134,12 +134,11 @@ pub(super) const STARTUP_FLAT_ROUNDS: u32 = 3;
 /// link, a FIFO queue gives each flow the part of the link its sending is of everything sent: a
 /// newcomer's deliveries fall short of its sending as soon as the queue grows, whatever base RTT
 /// it took, while a flow alone delivers what it sent a round before until it overruns the
-/// link. For flows from different
-/// hosts, which share no record: a newcomer that started into another's start-up took that
-/// queue for its base RTT, saw no queue, and doubled on into a full buffer. Four a second apart
-/// at 300 ms, seeds 17–64, with [`SMALL_SHARE`] at 0.25: resent per new packet 0.154 → 0.036,
-/// Jain under 0.98 in 10 → 7 seeds (SMALL_SHARE at 0.2: 22), RTT +19 → +17 %; at 100 ms resent
-/// 0.029 → 0.013, but 3 seeds under 0.98 against 1. In the lab, four separate clients at 300 ms
+/// link. For flows from different hosts, which share no record: a newcomer that started into
+/// another's start-up took that queue for its base RTT, saw no queue, and doubled on into a
+/// full buffer. Four a second apart at 300 ms, seeds 17–64, with [`SMALL_SHARE`] at 0.25:
+/// resent per new packet 0.154 → 0.036, Jain under 0.98 in 10 → 7 seeds (SMALL_SHARE at 0.2:
+/// 22), RTT +19 → +17 %; at 100 ms resent 0.029 → 0.013, but 3 seeds under 0.98 against 1. In the lab, four separate clients at 300 ms
 /// (eight runs each, two sets): Jain 0.981 → 0.993, RTT +35 → +16 %, queue drops 29 470 →
 /// 13 619 a run (medians; docs/journal/congestion.md, "Start-up ends where deliveries fall
 /// short, and small flows probe up to a quarter").

@@ -867,16 +867,17 @@ impl ModelRate {
         let Some(queue) = self.queue_over_base.filter(|_| expiring) else {
             return;
         };
-        if self.shares_with_others() && self.check_with_siblings(now, queue) {
+        if self.shares_with_others() && self.check_base_while_cruising(now, queue) {
             tracing::debug!(isn = self.first_seq, base = ?self.base_rtt(), ?queue, "the base RTT ages out under a queue: checking it");
             self.base_outlived = true;
         }
     }
 
-    /// Begins a check of the base RTT beside the connections that share it (see
-    /// [`BASE_RENEWAL_LEAD`] and [`ModelRate::call_check`]), for a queue of `queue`, if the
-    /// flow cruises and may check; returns whether it began.
-    fn check_with_siblings(&mut self, now: Instant, queue: Duration) -> bool {
+    /// Begins a check of the base RTT for a queue of `queue`, if the flow cruises and may check
+    /// (beside the connections that share it: [`BASE_RENEWAL_LEAD`], [`ModelRate::call_check`];
+    /// or as the drains give the base up: [`ModelRate::watch_drain_streak`]); returns whether
+    /// it began.
+    fn check_base_while_cruising(&mut self, now: Instant, queue: Duration) -> bool {
         let may = self.phase == Phase::Cruise && self.may_check_base(now);
         if may {
             self.begin_base_check(now, queue);
@@ -889,7 +890,7 @@ impl ModelRate {
     /// queue takes to empty and [`BASE_CHECK_EXTRA`] more. If the queue is theirs, it goes, and
     /// with it the foreign verdict; if it is another flow's, it stays, and the verdict too.
     fn call_check(&mut self, now: Instant, queue: Duration) {
-        if !self.shares_with_others() || !self.check_with_siblings(now, queue) {
+        if !self.shares_with_others() || !self.check_base_while_cruising(now, queue) {
             return;
         }
         if let Some(path) = &self.path_rtt {
@@ -918,7 +919,7 @@ impl ModelRate {
         self.check_answered = Some(called);
         let queue = self.queue_over_base.unwrap_or_default();
         if now.saturating_duration_since(called) <= BASE_CHECK_EXTRA
-            && self.check_with_siblings(now, queue)
+            && self.check_base_while_cruising(now, queue)
         {
             tracing::debug!(isn = self.first_seq, ?queue, "a sibling called for a check");
         }
@@ -1114,18 +1115,17 @@ impl ModelRate {
             && *rounds > DRAIN_OUTLIVES_ROUNDS
             && !shared
         {
-            let check = self.may_check_base(now);
+            let base = self.base_rtt();
+            let queue = self.queue_over_base.unwrap_or_default();
+            let check = self.check_base_while_cruising(now, queue);
             tracing::debug!(
                 isn = self.first_seq,
-                base = ?self.base_rtt(),
+                ?base,
                 check,
                 "drained on for a queue that stays: the base RTT expires"
             );
             self.base_outlived = true;
             self.draining_since = None;
-            if check {
-                self.begin_base_check(now, self.queue_over_base.unwrap_or_default());
-            }
         }
     }
 

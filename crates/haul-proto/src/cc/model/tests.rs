@@ -86,6 +86,24 @@ fn feed(cc: &mut ModelRate, t: &mut Instant, rounds: u32, rate: u32, rtt_ms: u64
     feed_sending(cc, t, rounds, per_ack, rate, rtt_ms, lost);
 }
 
+/// Feeds rounds as [`feed`] does, one at a time, until a base-RTT check begins or `most`
+/// rounds have gone; returns how many went.
+fn feed_until_check(
+    cc: &mut ModelRate,
+    t: &mut Instant,
+    most: u32,
+    rate: u32,
+    rtt_ms: u64,
+    lost: u64,
+) -> u32 {
+    let mut rounds = 0;
+    while !cc.checking_base && rounds < most {
+        feed(cc, t, 1, rate, rtt_ms, lost);
+        rounds += 1;
+    }
+    rounds
+}
+
 /// As [`feed`], but the sender sends `per_ack` packets per 10 ms and the receiver reports
 /// `reported` packets per second, whether or not the two agree.
 fn feed_sending(
@@ -961,11 +979,7 @@ fn heavy_loss_without_a_queue_checks_the_base_rtt() {
     feed(&mut cc, &mut t, 100, 9_000, 50, 50);
     assert!(cc.base_check_end.is_none());
     // 30 % lost round after round, the RTT flat: the base RTT may hold a queue.
-    let mut rounds = 0;
-    while !cc.checking_base && rounds < 10 {
-        feed(&mut cc, &mut t, 1, 7_000, 50, 150);
-        rounds += 1;
-    }
+    let rounds = feed_until_check(&mut cc, &mut t, 10, 7_000, 50, 150);
     assert!(cc.checking_base, "no check after {rounds} rounds");
     assert!(cc.pacing_pps() <= BASE_CHECK_PACKETS / 0.05 + 1.0);
     assert_eq!(cc.window(), MIN_WINDOW as u32);
@@ -1305,11 +1319,7 @@ fn a_queue_that_outlives_two_seconds_of_drains_becomes_the_base() {
     assert_eq!(cc.base_rtt(), Duration::from_millis(50));
     // Past 2 s of drains the base expires, checked first: the queue stays through the check
     // (it is the path's, or another flow's), and is taken for the path.
-    let mut rounds = 0;
-    while !cc.checking_base && rounds < 20 {
-        feed(&mut cc, &mut t, 1, 10_000, 80, 0);
-        rounds += 1;
-    }
+    let rounds = feed_until_check(&mut cc, &mut t, 20, 10_000, 80, 0);
     assert!(cc.checking_base, "no check after {rounds} more rounds");
     assert_eq!(cc.window(), MIN_WINDOW as u32);
     feed(&mut cc, &mut t, 20 - rounds, 10_000, 80, 0);
@@ -1322,11 +1332,7 @@ fn a_queue_that_outlives_two_seconds_of_drains_becomes_the_base() {
 fn a_queue_that_empties_while_an_outlived_base_is_checked_was_the_flows() {
     let (mut cc, mut t) = cruising();
     // 2 s of drains for a queue that stands (80 ms against 50) and the base is checked.
-    let mut rounds = 0;
-    while !cc.checking_base && rounds < 60 {
-        feed(&mut cc, &mut t, 1, 10_000, 80, 0);
-        rounds += 1;
-    }
+    let rounds = feed_until_check(&mut cc, &mut t, 60, 10_000, 80, 0);
     assert!(cc.checking_base, "no check after {rounds} rounds");
     // The flows that kept the queue give up their bases too, in turn: it empties while this
     // one waits, and the check's least sample, the path's, is the base again.
