@@ -138,10 +138,11 @@ pub(super) const STARTUP_FLAT_ROUNDS: u32 = 3;
 /// another's start-up took that queue for its base RTT, saw no queue, and doubled on into a
 /// full buffer. Four a second apart at 300 ms, seeds 17–64, with [`SMALL_SHARE`] at 0.25:
 /// resent per new packet 0.154 → 0.036, Jain under 0.98 in 10 → 7 seeds (SMALL_SHARE at 0.2:
-/// 22), RTT +19 → +17 %; at 100 ms resent 0.029 → 0.013, but 3 seeds under 0.98 against 1. In the lab, four separate clients at 300 ms
-/// (eight runs each, two sets): Jain 0.981 → 0.993, RTT +35 → +16 %, queue drops 29 470 →
-/// 13 619 a run (medians; docs/journal/congestion.md, "Start-up ends where deliveries fall
-/// short, and small flows probe up to a quarter").
+/// 22), RTT +19 → +17 %; at 100 ms resent 0.029 → 0.013, but 3 seeds under 0.98 against 1.
+/// In the lab, four separate clients at 300 ms (eight runs each, two sets): Jain 0.981 →
+/// 0.993, RTT +35 → +16 %, queue drops 29 470 → 13 619 a run (medians;
+/// docs/journal/congestion.md, "Start-up ends where deliveries fall short, and small flows
+/// probe up to a quarter").
 pub(super) const STARTUP_SHORTFALL: f64 = 0.97;
 pub(super) const SHORTFALL_REPORTS: u32 = 3;
 pub(super) const SHORTFALL_PACKETS: f64 = 64.0;
