@@ -80,8 +80,17 @@ const LONG_PATH_RTT: Duration = Duration::from_millis(200);
 /// trips more; counting them as repeats took start-up in order from 71 to 58 seeds over budget
 /// of 200 (simulator).
 const LATE_REPORT: f64 = 1.5;
-/// Most pacing credit a connection may bank while the driver sleeps.
-const MAX_PACING_CREDIT: Duration = Duration::from_millis(1);
+/// Pacing credit a connection may bank while the driver sleeps, after a pause of its own
+/// (data or window ran out).
+const MIN_PACING_CREDIT: Duration = Duration::from_millis(1);
+/// Pacing credit a connection that kept data and window may bank while its driver wakes late:
+/// half the smoothed RTT, at least [`MIN_PACING_CREDIT`] and at most this (and never under one
+/// pacing period). On a busy host (two CPU hogs beside the lab's 100 Mbit/s, 10 ms link) the
+/// driver wakes milliseconds late; what it owes goes at once, and time past the credit is lost.
+/// Lost time lowered what the flow delivered, and its estimate followed, round after round
+/// (docs/journal/congestion.md, "Pacing credit for a late driver"). A burst of half a round
+/// trip fits the 1-BDP buffer it would have found empty.
+const MAX_PACING_CREDIT: Duration = Duration::from_millis(4);
 /// Longest probe train a controller may ask for (`CongestionControl::probe_train`): its gaps
 /// are paid in one step after it, which must not overflow.
 const MAX_PROBE_TRAIN: u64 = 256;
@@ -340,6 +349,9 @@ pub struct Connection {
     /// [`ConnectionConfig::share_path_rtt`]), until the controller is built and takes it.
     path_rtt: Option<Arc<PathRtt>>,
     next_send: Instant,
+    /// When the pacer last held a connection that had data and window: the time it asked to be
+    /// woken. A driver that wakes later was held by its host (see [`MAX_PACING_CREDIT`]).
+    pacer_due: Option<Instant>,
     recv_rate: SmoothedRate,
     capacity: SmoothedRate,
     last_ack2: Option<(AckNo, Instant)>,
@@ -457,6 +469,7 @@ impl Connection {
             cc: None,
             path_rtt: None,
             next_send: now,
+            pacer_due: None,
             recv_rate: SmoothedRate::new(16),
             capacity: SmoothedRate::new(1),
             last_ack2: None,
@@ -1033,6 +1046,15 @@ impl Connection {
                 last,
             } => self.on_drop_request(now, MsgInfo::from_word(msg_word).number, first, last),
             Control::PeerError { code } => self.set_closed(CloseReason::PeerError(code)),
+        }
+        self.forget_pacer_due_unless_ready();
+    }
+
+    /// A connection whose window or data ran out waits for them, not for the pacer: when it may
+    /// send again, it banks no more than [`MIN_PACING_CREDIT`].
+    fn forget_pacer_due_unless_ready(&mut self) {
+        if !self.has_data_to_send() {
+            self.pacer_due = None;
         }
     }
 
@@ -1631,6 +1653,7 @@ impl Connection {
         mut pieces: Option<&mut Vec<Piece>>,
     ) -> Option<Transmit> {
         if now < self.next_send {
+            self.forget_pacer_due_unless_ready();
             return None;
         }
         let cc = self.cc.as_ref()?;
@@ -1638,7 +1661,11 @@ impl Connection {
             cc.pacing_period(),
             cc.probe_train().clamp(1, MAX_PROBE_TRAIN),
         );
-        let credit = MAX_PACING_CREDIT.max(period);
+        let credit = match self.pacer_due {
+            Some(_) => (self.rtt.rtt() / 2).clamp(MIN_PACING_CREDIT, MAX_PACING_CREDIT),
+            None => MIN_PACING_CREDIT,
+        }
+        .max(period);
         if let Some(floor) = now.checked_sub(credit) {
             self.next_send = self.next_send.max(floor);
         }
@@ -1739,6 +1766,7 @@ impl Connection {
                 cc.on_app_limited(now);
             }
         }
+        self.pacer_due = self.has_data_to_send().then_some(self.next_send);
         if count == 0 {
             return None;
         }

@@ -864,3 +864,43 @@ fn losses_before_the_first_ack_do_not_slow_the_sender() {
         "slow start ended"
     );
 }
+
+/// Data packets `conn` sends when polled at `at` until it has nothing more to send then.
+fn data_sent_at(conn: &mut Connection, at: Instant) -> u64 {
+    let before = conn.stats().packets_sent;
+    let mut buf = Vec::new();
+    while conn.poll_transmit(at, &mut buf).is_some() {
+        buf.clear();
+    }
+    conn.stats().packets_sent - before
+}
+
+#[test]
+fn a_driver_woken_late_sends_what_it_owes_up_to_the_longer_credit() {
+    // 12 Mbit/s: a packet of 1500 bytes every millisecond.
+    let config = ConnectionConfig {
+        max_segments: 64,
+        congestion: Arc::new(FixedRateFactory {
+            bits_per_second: 12_000_000,
+        }),
+        ..ConnectionConfig::default()
+    };
+    let late = Duration::from_millis(10);
+    // Data waiting all along: the driver that wakes 10 ms late may send the last 4 ms (half the
+    // RTT, 100 ms before any sample, at most MAX_PACING_CREDIT) of what the pacer owed.
+    let (mut ready, now) = established_with(config.clone());
+    ready.write(&[1; 100_000]).unwrap();
+    assert!(data_sent_at(&mut ready, now) > 0);
+    let owed = data_sent_at(&mut ready, now + late);
+    // Data ran out and came back: the connection waited for it, not for the pacer, and may
+    // send the last millisecond only.
+    let (mut dry, _) = established_at(config, now);
+    dry.write(&[1; 1000]).unwrap();
+    assert_eq!(data_sent_at(&mut dry, now), 1);
+    dry.write(&[1; 100_000]).unwrap();
+    let after_pause = data_sent_at(&mut dry, now + late);
+    assert!(
+        (4..=6).contains(&owed) && (1..=3).contains(&after_pause),
+        "owed {owed}, after a pause {after_pause}"
+    );
+}
