@@ -349,9 +349,9 @@ pub struct Connection {
     /// [`ConnectionConfig::share_path_rtt`]), until the controller is built and takes it.
     path_rtt: Option<Arc<PathRtt>>,
     next_send: Instant,
-    /// When the pacer last held a connection that had data and window: the time it asked to be
-    /// woken. A driver that wakes later was held by its host (see [`MAX_PACING_CREDIT`]).
-    pacer_due: Option<Instant>,
+    /// The pacer, not the window or the data, last held this connection back: a driver that
+    /// wakes after its deadline was held by its host (see [`MAX_PACING_CREDIT`]).
+    held_by_pacer: bool,
     recv_rate: SmoothedRate,
     capacity: SmoothedRate,
     last_ack2: Option<(AckNo, Instant)>,
@@ -469,7 +469,7 @@ impl Connection {
             cc: None,
             path_rtt: None,
             next_send: now,
-            pacer_due: None,
+            held_by_pacer: false,
             recv_rate: SmoothedRate::new(16),
             capacity: SmoothedRate::new(1),
             last_ack2: None,
@@ -1047,14 +1047,14 @@ impl Connection {
             } => self.on_drop_request(now, MsgInfo::from_word(msg_word).number, first, last),
             Control::PeerError { code } => self.set_closed(CloseReason::PeerError(code)),
         }
-        self.forget_pacer_due_unless_ready();
+        self.forget_pacer_unless_ready();
     }
 
     /// A connection whose window or data ran out waits for them, not for the pacer: when it may
     /// send again, it banks no more than [`MIN_PACING_CREDIT`].
-    fn forget_pacer_due_unless_ready(&mut self) {
+    fn forget_pacer_unless_ready(&mut self) {
         if !self.has_data_to_send() {
-            self.pacer_due = None;
+            self.held_by_pacer = false;
         }
     }
 
@@ -1653,7 +1653,7 @@ impl Connection {
         mut pieces: Option<&mut Vec<Piece>>,
     ) -> Option<Transmit> {
         if now < self.next_send {
-            self.forget_pacer_due_unless_ready();
+            self.forget_pacer_unless_ready();
             return None;
         }
         let cc = self.cc.as_ref()?;
@@ -1661,9 +1661,10 @@ impl Connection {
             cc.pacing_period(),
             cc.probe_train().clamp(1, MAX_PROBE_TRAIN),
         );
-        let credit = match self.pacer_due {
-            Some(_) => (self.rtt.rtt() / 2).clamp(MIN_PACING_CREDIT, MAX_PACING_CREDIT),
-            None => MIN_PACING_CREDIT,
+        let credit = if self.held_by_pacer {
+            (self.rtt.rtt() / 2).clamp(MIN_PACING_CREDIT, MAX_PACING_CREDIT)
+        } else {
+            MIN_PACING_CREDIT
         }
         .max(period);
         if let Some(floor) = now.checked_sub(credit) {
@@ -1766,7 +1767,7 @@ impl Connection {
                 cc.on_app_limited(now);
             }
         }
-        self.pacer_due = self.has_data_to_send().then_some(self.next_send);
+        self.held_by_pacer = self.has_data_to_send();
         if count == 0 {
             return None;
         }
