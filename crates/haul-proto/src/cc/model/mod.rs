@@ -1266,7 +1266,8 @@ impl ModelRate {
         let share = self.link_share(bw);
         let loss_rate = self.loss_rate();
         let random = if share.is_none() && loss_rate < MAX_RANDOM_LOSS {
-            OVERRUN_RANDOM * loss_rate * sent_all as f64
+            let expected = loss_rate * sent_all as f64;
+            (OVERRUN_RANDOM * expected).max(expected + OVERRUN_SPREAD * expected.sqrt())
         } else {
             0.0
         };

@@ -1285,11 +1285,15 @@ fn a_large_flow_draining_into_an_overflowing_queue_cuts_its_estimate_to_a_third_
 fn a_lone_flow_is_cut_for_an_overrun_only_when_it_loses_more_than_random_loss_explains() {
     // (capacity as a multiple of the estimate, random-loss rate, packets lost in the drain
     // round, factor): at 5 % random loss a drain round of 450 packets explains up to 45 lost
-    // (twice the rate); a flow that shares the link is cut at any loss, as before. A "random"
-    // loss rate of 25 % is congestion (see `MAX_RANDOM_LOSS`): it explains nothing.
+    // (twice the rate); at 0.3 % it expects 1.35, and explains up to 1.35 + 3 × √1.35 = 4.8
+    // (see `OVERRUN_SPREAD`; twice the rate, 2.7, cut a round that lost 4). A flow that shares
+    // the link is cut at any loss, as before. A "random" loss rate of 25 % is congestion (see
+    // `MAX_RANDOM_LOSS`): it explains nothing.
     for (capacity, loss_rate, lost, factor) in [
         (1.0, 0.05, 20, 1.0),
         (1.0, 0.05, 100, OVERRUN_CUT),
+        (1.0, 0.003, 4, 1.0),
+        (1.0, 0.003, 6, OVERRUN_CUT),
         (2.0, 0.05, 20, 0.8),
         (1.0, 0.25, 100, OVERRUN_CUT),
     ] {
