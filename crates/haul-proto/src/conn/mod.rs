@@ -1051,7 +1051,9 @@ impl Connection {
     }
 
     /// A connection whose window or data ran out waits for them, not for the pacer: when it may
-    /// send again, it banks no more than [`MIN_PACING_CREDIT`].
+    /// send again, it banks no more than [`MIN_PACING_CREDIT`]. Only a control packet (an ACK
+    /// that shrinks the window) can take readiness away between two sends; a sending round
+    /// sets the flag itself, and a retransmission timeout leaves data to send.
     fn forget_pacer_unless_ready(&mut self) {
         if !self.has_data_to_send() {
             self.held_by_pacer = false;
@@ -1653,7 +1655,6 @@ impl Connection {
         mut pieces: Option<&mut Vec<Piece>>,
     ) -> Option<Transmit> {
         if now < self.next_send {
-            self.forget_pacer_unless_ready();
             return None;
         }
         let cc = self.cc.as_ref()?;
