@@ -24,6 +24,7 @@ done
 "$HAUL" lab link --rate 100M --rtt "$RTT" --loss "$LOSS" \
   --server "exec $HAUL perf -s >/dev/null 2>&1" -- "$OUT/client.sh" >/dev/null 2>&1 || true
 pkill -f "while :; do :; done" || true
+[ -s "$OUT/haul.json" ] || { echo "late-driver.sh: no result in $OUT/haul.json (root? a release build at $HAUL? see $OUT/trace.log)" >&2; exit 1; }
 python3 - "$OUT" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1] + "/haul.json"))
