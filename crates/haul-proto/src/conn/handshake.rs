@@ -293,10 +293,7 @@ impl Connection {
     /// Queues a handshake followed by our key-exchange message (empty in the `udt4` dialect).
     fn queue_handshake(&mut self, dest: u32, h: Handshake) {
         self.queue_control(dest, Control::Handshake(h));
-        if let Some(len) = self.ctrl_lens.back_mut() {
-            self.ctrl_buf.extend_from_slice(&self.key_message);
-            *len += self.key_message.len();
-        }
+        self.control.extend_last(&self.key_message);
     }
 
     /// Writes a handshake to `to`, followed by `key_message` (`haul` dialect; may be empty).

@@ -7,6 +7,7 @@
 //! (message mode) and watches [`Connection::poll_event`].
 
 mod config;
+mod control_queue;
 mod estimators;
 mod handshake;
 mod recv_buf;
@@ -27,6 +28,7 @@ use crate::wire::{
 };
 use bytes::Bytes;
 use config::MIN_MSS;
+use control_queue::{Answer, ControlQueue};
 use estimators::{ArrivalWindow, RtoEstimator, RttEstimator, SendClock, SmoothedRate};
 use recv_buf::{RecvBuffer, Stored};
 use send_buf::SendBuffer;
@@ -359,8 +361,11 @@ pub struct Connection {
     last_progress: Instant,
     /// The sender's own RTT measurement, for the EXP timer.
     rto: RtoEstimator,
-    /// The newest of those samples, handed to the controller with the next full ACK.
+    /// The newest of those samples less the peer's wait, handed to the controller with the next
+    /// full ACK.
     latest_rtt_sample: Option<Duration>,
+    /// The least of those samples as measured (with the peer's wait; see [`less_wait`]).
+    least_rtt_sample: Option<Duration>,
     /// What the last full ACK acknowledged. Light ACKs release the send buffer too, but only full
     /// ACKs carry RTT and rates, so the controller counts progress from one full ACK to the next
     /// (and a close waits for one: see [`Connection::is_flushed`]).
@@ -401,6 +406,8 @@ pub struct Connection {
     packets_since_full_ack: u32,
     light_acks: u32,
     next_ack: Instant,
+    /// When the newest data packet arrived (the kernel's stamp, where the driver has one).
+    last_data_arrival: Option<Instant>,
     readable_signalled: bool,
 
     // Shared.
@@ -410,9 +417,7 @@ pub struct Connection {
     rtt: RttEstimator,
     last_heard: Instant,
     last_sent: Instant,
-    ctrl_buf: Vec<u8>,
-    ctrl_lens: VecDeque<usize>,
-    ctrl_read: usize,
+    control: ControlQueue,
     scratch: Vec<u8>,
     /// Ranges the periodic re-NAK found due (kept to reuse its allocation).
     renak_due: Vec<(u64, u64)>,
@@ -476,6 +481,7 @@ impl Connection {
             last_progress: now,
             rto: RtoEstimator::default(),
             latest_rtt_sample: None,
+            least_rtt_sample: None,
             full_ack_point: local_isn.start(),
             acked_once: false,
             early_data: Vec::new(),
@@ -499,13 +505,12 @@ impl Connection {
             packets_since_full_ack: 0,
             light_acks: 1,
             next_ack: now + SYN,
+            last_data_arrival: None,
             readable_signalled: false,
             rtt: RttEstimator::default(),
             last_heard: now,
             last_sent: now,
-            ctrl_buf: Vec::new(),
-            ctrl_lens: VecDeque::new(),
-            ctrl_read: 0,
+            control: ControlQueue::default(),
             scratch: Vec::new(),
             renak_due: Vec::new(),
             events: VecDeque::new(),
@@ -578,7 +583,7 @@ impl Connection {
 
     /// Whether the connection ended and has nothing left to transmit.
     pub fn is_drained(&self) -> bool {
-        self.close_reason().is_some() && self.ctrl_lens.is_empty()
+        self.close_reason().is_some() && self.control.is_empty()
     }
 
     /// Payload bytes per data packet, as negotiated.
@@ -931,7 +936,7 @@ impl Connection {
                     self.on_handshake(now, &h, &[]);
                 } else if self.phase == Phase::Connected {
                     self.heard(now);
-                    self.on_control(now, c.body);
+                    self.on_control(now, c.body, Duration::from_micros(c.timestamp.into()));
                 }
             }
         }
@@ -983,6 +988,7 @@ impl Connection {
 
     fn on_data(&mut self, now: Instant, header: DataHeader, payload: &[u8], owner: Option<&Bytes>) {
         self.stats.packets_received += 1;
+        self.last_data_arrival = Some(now);
         self.arrivals
             .on_arrival(now, header.seq.value(), header.timestamp);
         self.packets_since_ack += 1;
@@ -1020,9 +1026,9 @@ impl Connection {
         }
         if payload.len() < self.payload {
             // A short packet (often the last of a burst): acknowledge at once.
-            self.send_ack(now, false);
+            self.send_ack(now, false, now);
         } else if self.packets_since_ack >= LIGHT_ACK_PACKETS * self.light_acks {
-            self.send_ack(now, true);
+            self.send_ack(now, true, now);
             self.light_acks += 1;
         }
         if !self.readable_signalled && self.is_readable() {
@@ -1031,14 +1037,16 @@ impl Connection {
         }
     }
 
-    fn on_control(&mut self, now: Instant, body: Control<'_>) {
+    /// Acts on a control packet; `wait` is its word 2, in an answer how long it waited at the
+    /// peer (see [`wire::set_answer_wait`]).
+    fn on_control(&mut self, now: Instant, body: Control<'_>, wait: Duration) {
         match body {
             Control::Handshake(_) => {}
             Control::KeepAlive | Control::CongestionWarning | Control::User { .. } => {}
-            Control::LightAck { next_seq } => self.on_light_ack(now, next_seq),
-            Control::Ack(ack) => self.on_ack(now, &ack),
-            Control::Nak(list) => self.on_nak(now, list),
-            Control::Ack2 { ack_no } => self.on_ack2(now, ack_no),
+            Control::LightAck { next_seq } => self.on_light_ack(now, next_seq, wait),
+            Control::Ack(ack) => self.on_ack(now, &ack, wait),
+            Control::Nak(list) => self.on_nak(now, list, wait),
+            Control::Ack2 { ack_no } => self.on_ack2(now, ack_no, wait),
             Control::Shutdown => self.on_shutdown(now),
             Control::DropRequest {
                 msg_word,
@@ -1087,8 +1095,9 @@ impl Connection {
     }
 
     /// Releases acknowledged packets and returns how many. The newest of them gives an RTT
-    /// sample, unless it was retransmitted (an ACK cannot tell which copy it answers).
-    fn acknowledge(&mut self, now: Instant, ext: u64) -> u64 {
+    /// sample, unless it was retransmitted (an ACK cannot tell which copy it answers), less the
+    /// `wait` the ACK reports (the retransmission timer keeps it: see [`less_wait`]).
+    fn acknowledge(&mut self, now: Instant, ext: u64, wait: Duration) -> u64 {
         let newest = ext.checked_sub(1).and_then(|s| self.send.packet(s));
         // If the ACK was waiting on a retransmitted packet it sat behind a hole: the time to it
         // measures the hole, not the path.
@@ -1101,7 +1110,7 @@ impl Connection {
             if ext > self.send.first_seq() {
                 let sample = now.saturating_duration_since(sent);
                 self.rto.update(sample);
-                self.latest_rtt_sample = Some(sample);
+                self.latest_rtt_sample = Some(less_wait(sample, wait, &mut self.least_rtt_sample));
             }
         }
         let released = self.send.ack(ext);
@@ -1135,7 +1144,7 @@ impl Connection {
         }
     }
 
-    fn on_light_ack(&mut self, now: Instant, next_seq: SeqNo) {
+    fn on_light_ack(&mut self, now: Instant, next_seq: SeqNo, wait: Duration) {
         self.acked_once = true;
         let Some(ext) = self.extend_ack(next_seq) else {
             self.stats.packets_invalid += 1;
@@ -1143,10 +1152,10 @@ impl Connection {
         };
         let advanced = ext.saturating_sub(self.send.first_seq());
         self.flow_window = self.flow_window.saturating_sub(advanced).max(2);
-        self.acknowledge(now, ext);
+        self.acknowledge(now, ext, wait);
     }
 
-    fn on_ack(&mut self, now: Instant, ack: &FullAck) {
+    fn on_ack(&mut self, now: Instant, ack: &FullAck, wait: Duration) {
         self.acked_once = true;
         let Some(ext) = self.extend_ack(ack.next_seq) else {
             self.stats.packets_invalid += 1;
@@ -1158,7 +1167,7 @@ impl Connection {
             None => true,
         };
         if due {
-            self.queue_control(self.peer_id, Control::Ack2 { ack_no: ack.ack_no });
+            self.queue_answer(Control::Ack2 { ack_no: ack.ack_no }, now);
             self.last_ack2 = Some((ack.ack_no, now));
         }
         if ext >= self.send.first_seq() {
@@ -1166,7 +1175,7 @@ impl Connection {
         }
         let newly_acked = ext.saturating_sub(self.full_ack_point);
         self.full_ack_point = self.full_ack_point.max(ext);
-        let released = self.acknowledge(now, ext);
+        let released = self.acknowledge(now, ext, wait);
         if released == 0 && newly_acked > 0 && self.is_flushed() {
             // Light ACKs released the last packets; only this full ACK lets the peer read them.
             self.events.push_back(Event::Flushed);
@@ -1207,7 +1216,7 @@ impl Connection {
         }
     }
 
-    fn on_nak(&mut self, now: Instant, list: LossList<'_>) {
+    fn on_nak(&mut self, now: Instant, list: LossList<'_>, wait: Duration) {
         let first_unacked = self.send.first_seq();
         let next = self.send.next_seq();
         // Validate the whole report before acting on any of it.
@@ -1252,7 +1261,8 @@ impl Connection {
                     .is_some_and(|(_, retransmitted)| !retransmitted);
             let after = self.send.packet(end + 1).and_then(|p| p.last_sent);
             if let Some((sent, false)) = after.filter(|_| first_report) {
-                let sample = now.saturating_duration_since(sent);
+                let raw = now.saturating_duration_since(sent);
+                let sample = less_wait(raw, wait, &mut self.least_rtt_sample);
                 rtt_sample = Some(rtt_sample.map_or(sample, |m| m.min(sample)));
             }
         }
@@ -1324,17 +1334,19 @@ impl Connection {
         added
     }
 
-    fn on_ack2(&mut self, now: Instant, ack_no: AckNo) {
+    /// Times the ACK–ACK2 exchange from the ACK's sending, less the `wait` the ACK2 reports; the
+    /// least RTT (for repairs that are overdue, and long paths) is the least measured.
+    fn on_ack2(&mut self, now: Instant, ack_no: AckNo, wait: Duration) {
         let Some(pos) = self.ack_history.iter().position(|(n, _, _)| *n == ack_no) else {
             return;
         };
         let (_, seq, sent) = self.ack_history[pos];
         self.ack_history.drain(..=pos);
-        let sample = now.saturating_duration_since(sent);
-        let micros = sample.as_micros();
-        if micros > 0 {
-            self.rtt.update(micros.min(u32::MAX as u128) as u32);
-            self.rcv_min_rtt = Some(self.rcv_min_rtt.map_or(sample, |m| m.min(sample)));
+        let measured = now.saturating_duration_since(sent);
+        if measured.as_micros() > 0 {
+            let sample = less_wait(measured, wait, &mut self.rcv_min_rtt);
+            self.rtt
+                .update(sample.as_micros().min(u32::MAX as u128) as u32);
         }
         if seq > self.rcv_last_ack2 {
             self.rcv_last_ack2 = seq;
@@ -1377,7 +1389,8 @@ impl Connection {
         self.rcv_loss.first().unwrap_or(self.rcv_max)
     }
 
-    fn send_ack(&mut self, now: Instant, light: bool) {
+    /// Queues an ACK (a light one: the next expected sequence only) that was due at `due`.
+    fn send_ack(&mut self, now: Instant, light: bool, due: Instant) {
         let ack = self.ack_point();
         // Data arrived since the last full ACK: its rates are news even if the ACK number is not
         // (behind a hole the cumulative ACK stalls while packets keep arriving).
@@ -1387,7 +1400,7 @@ impl Connection {
         }
         let wire_seq = SeqNo::from_extended(ack);
         if light {
-            self.queue_control(self.peer_id, Control::LightAck { next_seq: wire_seq });
+            self.queue_answer(Control::LightAck { next_seq: wire_seq }, due);
             self.stats.acks_sent += 1;
             return;
         }
@@ -1416,7 +1429,7 @@ impl Connection {
             avail_buf: self.recv.available(ack).clamp(2, u32::MAX as u64) as u32,
             rates,
         };
-        self.queue_control(self.peer_id, Control::Ack(body));
+        self.queue_answer(Control::Ack(body), due);
         self.stats.acks_sent += 1;
         if self.ack_history.len() == ACK_HISTORY {
             self.ack_history.pop_front();
@@ -1451,12 +1464,12 @@ impl Connection {
         }
         self.last_gaps.truncate(LONG_PATH_REPEATED_GAPS - 1);
         self.last_gaps.push_front((first, last, now));
-        self.send_nak(&ranges[..count], 1);
+        self.send_nak(&ranges[..count], 1, Some(now));
     }
 
     /// Sends NAKs for the given inclusive extended ranges, split to fit packets, each packet
-    /// `copies` times back to back.
-    fn send_nak(&mut self, ranges: &[(u64, u64)], copies: usize) {
+    /// `copies` times back to back; a gap's first report answers the arrival at `arrival`.
+    fn send_nak(&mut self, ranges: &[(u64, u64)], copies: usize, arrival: Option<Instant>) {
         let mut body = std::mem::take(&mut self.scratch);
         body.clear();
         body.resize(self.payload.max(8), 0);
@@ -1467,22 +1480,23 @@ impl Connection {
                 end: SeqNo::from_extended(end),
             };
             if len + LossList::range_len(range) > body.len() {
-                self.queue_nak_body(&body[..len], copies);
+                self.queue_nak_body(&body[..len], copies, arrival);
                 len = 0;
             }
             len = LossList::write_range(range, &mut body, len).unwrap_or(len);
         }
         if len > 0 {
-            self.queue_nak_body(&body[..len], copies);
+            self.queue_nak_body(&body[..len], copies, arrival);
         }
         self.scratch = body;
     }
 
-    fn queue_nak_body(&mut self, words: &[u8], copies: usize) {
+    fn queue_nak_body(&mut self, words: &[u8], copies: usize, due: Option<Instant>) {
         if let Ok(list) = LossList::parse(words) {
             let packet = ControlPacket::new(self.peer_id, Control::Nak(list));
+            let answer = due.map(|due| Answer { due, ack_no: None });
             for _ in 0..copies {
-                Self::push_control(&mut self.ctrl_buf, &mut self.ctrl_lens, &packet);
+                self.control.push(&packet, answer);
                 self.stats.naks_sent += 1;
             }
         }
@@ -1514,7 +1528,7 @@ impl Connection {
             }
         }
         if !due.is_empty() {
-            self.send_nak(&due, RENAK_COPIES);
+            self.send_nak(&due, RENAK_COPIES, None);
         }
         self.renak_due = due;
     }
@@ -1534,18 +1548,30 @@ impl Connection {
     // ---------------------------------------------------------------- output
 
     fn queue_control(&mut self, dest: u32, body: Control<'_>) {
-        let packet = ControlPacket::new(dest, body);
-        Self::push_control(&mut self.ctrl_buf, &mut self.ctrl_lens, &packet);
+        self.control.push(&ControlPacket::new(dest, body), None);
     }
 
-    fn push_control(buf: &mut Vec<u8>, lens: &mut VecDeque<usize>, packet: &ControlPacket<'_>) {
-        let start = buf.len();
-        let len = packet.encoded_len();
-        buf.resize(start + len, 0);
-        if packet.encode(&mut buf[start..]).is_ok() {
-            lens.push_back(len);
-        } else {
-            buf.truncate(start);
+    /// Queues an answer to an arrival (an ACK, a gap's first NAK, an ACK2) that was due at
+    /// `due`: its sending writes how long it waited since (see [`wire::set_answer_wait`]).
+    fn queue_answer(&mut self, body: Control<'_>, due: Instant) {
+        let ack_no = match &body {
+            Control::Ack(ack) => Some(ack.ack_no),
+            _ => None,
+        };
+        let packet = ControlPacket::new(self.peer_id, body);
+        self.control.push(&packet, Some(Answer { due, ack_no }));
+    }
+
+    /// A full ACK went out: its ACK–ACK2 time counts from now, not from when it was queued (a
+    /// driver that ran late sends it later; the simulator, never).
+    fn full_ack_sent(&mut self, now: Instant, ack_no: AckNo) {
+        if let Some(entry) = self
+            .ack_history
+            .iter_mut()
+            .rev()
+            .find(|(n, _, _)| *n == ack_no)
+        {
+            entry.2 = now;
         }
     }
 
@@ -1599,13 +1625,10 @@ impl Connection {
         buf: &mut Vec<u8>,
         pieces: Option<&mut Vec<Piece>>,
     ) -> Option<Transmit> {
-        if let Some(len) = self.ctrl_lens.pop_front() {
-            let start = buf.len();
-            buf.extend_from_slice(&self.ctrl_buf[self.ctrl_read..self.ctrl_read + len]);
-            self.ctrl_read += len;
-            if self.ctrl_lens.is_empty() {
-                self.ctrl_buf.clear();
-                self.ctrl_read = 0;
+        let start = buf.len();
+        if let Some(answer) = self.control.pop_into(now, buf) {
+            if let Some(ack_no) = answer.and_then(|a| a.ack_no) {
+                self.full_ack_sent(now, ack_no);
             }
             if let Some(protection) = self.protection.as_mut() {
                 if !wire::is_handshake(&buf[start..]) {
@@ -1912,7 +1935,13 @@ impl Connection {
             return;
         }
         if now >= self.next_ack {
-            self.send_ack(now, false);
+            // Due at its deadline, or at the newest arrival if that came later (a driver that ran
+            // late read it since): the rest is the driver's lateness, which the ACK reports.
+            let due = self
+                .last_data_arrival
+                .map_or(self.next_ack, |arrival| arrival.max(self.next_ack))
+                .min(now);
+            self.send_ack(now, false, due);
             if self.config.repeat_loss_reports {
                 self.renak(now);
             }
@@ -1946,6 +1975,19 @@ impl Connection {
             self.queue_control(self.peer_id, Control::KeepAlive);
         }
     }
+}
+
+/// An RTT sample less the `wait` its answer reports (how long the peer held it: a busy peer's
+/// driver runs late, and its lateness would read as a queue), but not below `least`, the least
+/// sample measured, which it updates with this one. A wait as long as the sample is no wait but
+/// another UDT implementation's timestamp, and is ignored; a reference peer reports none.
+fn less_wait(measured: Duration, wait: Duration, least: &mut Option<Duration>) -> Duration {
+    let floor = least.map_or(measured, |l| l.min(measured));
+    *least = Some(floor);
+    if wait >= measured {
+        return measured;
+    }
+    (measured - wait).max(floor)
 }
 
 #[cfg(test)]

@@ -904,3 +904,118 @@ fn a_driver_woken_late_sends_what_it_owes_up_to_the_longer_credit() {
         "owed {owed}, after a pause {after_pause}"
     );
 }
+
+/// The control packets `conn` sends when polled at `at`, with their word 2 (the wait).
+fn controls_sent_at(conn: &mut Connection, at: Instant) -> Vec<(u32, String)> {
+    let mut sent = Vec::new();
+    let mut buf = Vec::new();
+    while let Some(t) = conn.poll_transmit(at, &mut buf) {
+        if let Ok(Packet::Control(c)) = Packet::parse(&buf[..t.size]) {
+            let kind = match c.body {
+                Control::LightAck { .. } => "light ACK",
+                Control::Ack(_) => "ACK",
+                Control::Nak(_) => "NAK",
+                Control::Ack2 { .. } => "ACK2",
+                _ => "other",
+            };
+            sent.push((c.timestamp, kind.to_string()));
+        }
+        buf.clear();
+    }
+    sent
+}
+
+/// Feeds `body` as an answer that waited `wait_ms` at the peer (its word 2).
+fn feed_waited(conn: &mut Connection, now: Instant, body: Control<'_>, wait_ms: u64) {
+    let mut bytes = Packet::Control(ControlPacket::new(3, body)).to_vec();
+    wire::set_answer_wait(&mut bytes, (wait_ms * 1000) as u32);
+    conn.handle_datagram(now, conn.peer_addr(), &bytes);
+}
+
+#[test]
+fn answers_sent_late_say_how_long_they_waited() {
+    let (mut conn, now) = established(8);
+    let ms = |n: u64| now + Duration::from_millis(n);
+    let peer = conn.peer_addr();
+    // A short packet is acknowledged at once; sent on time, the ACK waited nothing, and its
+    // ACK2 times the path: 100 ms.
+    conn.handle_datagram(ms(50), peer, &data_packet(5, &[0; 100]));
+    assert_eq!(controls_sent_at(&mut conn, ms(50)), [(0, "ACK".into())]);
+    feed_waited(
+        &mut conn,
+        ms(150),
+        Control::Ack2 {
+            ack_no: AckNo::FIRST,
+        },
+        0,
+    );
+    assert_eq!(conn.rtt.rtt(), Duration::from_millis(100));
+    // A short packet after a gap at 200 ms: the ACK and the gap's report that a late driver
+    // sends at 203 ms say they waited 3 ms.
+    conn.handle_datagram(ms(200), peer, &data_packet(7, &[0; 100]));
+    let sent = controls_sent_at(&mut conn, ms(203));
+    assert!(sent.contains(&(3000, "ACK".into())), "{sent:?}");
+    assert!(sent.contains(&(3000, "NAK".into())), "{sent:?}");
+    // The ACK–ACK2 time counts from the ACK's sending, less what the ACK2 waited at the peer:
+    // back at 308 ms after 5 ms there, the path is still 100 ms.
+    let second = AckNo::FIRST.next();
+    feed_waited(&mut conn, ms(308), Control::Ack2 { ack_no: second }, 5);
+    assert_eq!(conn.rtt.rtt(), Duration::from_millis(100));
+    // The ACK2 a sender sends says how long the ACK waited for it.
+    let ack = FullAck {
+        ack_no: AckNo::masked(7),
+        next_seq: SeqNo::new(5).unwrap(),
+        rtt_us: 100_000,
+        rtt_var_us: 1_000,
+        avail_buf: 1000,
+        rates: None,
+    };
+    feed(&mut conn, ms(310), Control::Ack(ack));
+    assert_eq!(
+        controls_sent_at(&mut conn, ms(311)),
+        [(1000, "ACK2".into())]
+    );
+}
+
+#[test]
+fn a_periodic_ack_sent_late_waited_from_its_deadline_or_a_later_arrival() {
+    let (mut conn, now) = established(8);
+    let ms = |n: u64| now + Duration::from_millis(n);
+    let peer = conn.peer_addr();
+    let full = vec![0; conn.payload];
+    conn.handle_timeout(ms(10));
+    controls_sent_at(&mut conn, ms(10));
+    // A full-size packet waits for the periodic ACK, due at 20 ms and sent at 24.
+    conn.handle_datagram(ms(15), peer, &data_packet(5, &full));
+    conn.handle_timeout(ms(24));
+    assert_eq!(controls_sent_at(&mut conn, ms(24)), [(4000, "ACK".into())]);
+    // The next deadline is 34 ms; a packet that arrived at 36, read late, is due from then.
+    conn.handle_datagram(ms(36), peer, &data_packet(6, &full));
+    conn.handle_timeout(ms(38));
+    assert_eq!(controls_sent_at(&mut conn, ms(38)), [(2000, "ACK".into())]);
+}
+
+#[test]
+fn the_wait_an_ack_reports_comes_off_the_senders_rtt_sample_but_not_its_timeout() {
+    let (mut conn, now) = established_with(ConnectionConfig::default());
+    conn.write(&[0u8; 8 * 1456]).unwrap();
+    assert!(data_sent_at(&mut conn, now) >= 4);
+    let isn = SeqNo::new(5).unwrap();
+    let ack = |n: u32| Control::LightAck {
+        next_seq: isn.wrapping_add(n),
+    };
+    let ms = |n: u64| now + Duration::from_millis(n);
+    // First ACK back at 100 ms, none waited: the path's 100 ms.
+    feed_waited(&mut conn, ms(100), ack(1), 0);
+    assert_eq!(conn.latest_rtt_sample, Some(Duration::from_millis(100)));
+    // 106 ms, 5 of them at the peer: 101 ms of path; the timeout keeps all 106.
+    feed_waited(&mut conn, ms(106), ack(2), 5);
+    assert_eq!(conn.latest_rtt_sample, Some(Duration::from_millis(101)));
+    assert!(conn.rto.rtt().unwrap() > Duration::from_millis(100));
+    // A wait that would leave less than the least sample leaves that least.
+    feed_waited(&mut conn, ms(103), ack(3), 10);
+    assert_eq!(conn.latest_rtt_sample, Some(Duration::from_millis(100)));
+    // A wait as long as the sample is another implementation's timestamp: ignored.
+    feed_waited(&mut conn, ms(104), ack(4), 500);
+    assert_eq!(conn.latest_rtt_sample, Some(Duration::from_millis(104)));
+}

@@ -194,12 +194,24 @@ pub enum Control<'a> {
 /// A control packet: header fields plus the typed body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ControlPacket<'a> {
-    /// Word 2; the reference always sends 0.
+    /// Word 2; the reference always sends 0. haul puts in an ACK, a gap's first NAK and an
+    /// ACK2 how long it waited at its sender, in microseconds (see [`set_answer_wait`]).
     pub timestamp: u32,
     /// Destination socket id (0 for a handshake to a listener).
     pub dest: u32,
     /// The typed body.
     pub body: Control<'a>,
+}
+
+/// Writes word 2 of an encoded control packet: the microseconds an answer (an ACK, a gap's first
+/// NAK, an ACK2) waited at its sender, from the arrival it answers (or a periodic ACK's deadline)
+/// to its sending. The reference sends 0 there and reads nothing from it; a haul peer takes the
+/// wait off the RTT it measures, so that a busy host's late answers do not read as a queue.
+/// Does nothing to a datagram shorter than a header.
+pub fn set_answer_wait(packet: &mut [u8], wait_us: u32) {
+    if packet.len() >= HEADER_LEN {
+        put_word(packet, 8, wait_us);
+    }
 }
 
 impl<'a> ControlPacket<'a> {

@@ -7,7 +7,9 @@
 mod control;
 mod handshake;
 
-pub use control::{Control, ControlPacket, FullAck, LossList, LossRange, RateReport};
+pub use control::{
+    set_answer_wait, Control, ControlPacket, FullAck, LossList, LossRange, RateReport,
+};
 pub use handshake::{Handshake, PeerIp, RequestType, SocketType};
 
 use crate::seq::{MsgNo, SeqNo};
