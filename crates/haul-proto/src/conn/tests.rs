@@ -1019,3 +1019,22 @@ fn the_wait_an_ack_reports_comes_off_the_senders_rtt_sample_but_not_its_timeout(
     feed_waited(&mut conn, ms(104), ack(4), 500);
     assert_eq!(conn.latest_rtt_sample, Some(Duration::from_millis(104)));
 }
+
+proptest::proptest! {
+    /// Whatever a peer writes in word 2, a sample never grows, never falls under the least
+    /// measured before it (nor under itself, where it is the least), and the least is kept.
+    #[test]
+    fn a_peers_wait_never_lengthens_a_sample_nor_takes_it_under_the_least(
+        samples in proptest::collection::vec((0u64..10_000_000, proptest::prelude::any::<u32>()), 1..50)
+    ) {
+        let mut least = None;
+        for (us, wait_us) in samples {
+            let measured = Duration::from_micros(us);
+            let floor = least.map_or(measured, |l: Duration| l.min(measured));
+            let sample = less_wait(measured, Duration::from_micros(wait_us.into()), &mut least);
+            proptest::prop_assert!(sample <= measured);
+            proptest::prop_assert!(sample >= floor);
+            proptest::prop_assert_eq!(least, Some(floor));
+        }
+    }
+}
