@@ -290,6 +290,20 @@ fn loss_rate_is_within_three_sigma() {
 }
 
 #[test]
+fn the_emulators_threads_run_at_real_time_priority() {
+    // Other work on the host must not delay the link: beside two CPU hogs, threads at normal
+    // priority were held for milliseconds, and haul read that as a queue.
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(lab) = lab(LabConfig::symmetric(LinkConfig::default())) else {
+        return;
+    };
+    std::thread::sleep(ms(50));
+    let report = lab.stop();
+    assert!(report.forward.realtime, "client to server: {report:?}");
+    assert!(report.reverse.realtime, "server to client: {report:?}");
+}
+
+#[test]
 fn nothing_leaks_when_a_test_fails() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let result = std::panic::catch_unwind(|| {

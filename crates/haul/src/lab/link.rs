@@ -208,10 +208,15 @@ fn print_report(report: &EmulatorReport) {
         report_line("server→client", &report.reverse)
     );
     eprintln!(
-        "haul lab: emulator CPU {:.2} s over {:.1} s ({:.0} % of a core){}",
+        "haul lab: emulator CPU {:.2} s over {:.1} s ({:.0} % of a core){}{}",
         (report.forward.cpu + report.reverse.cpu).as_secs_f64(),
         report.elapsed.as_secs_f64(),
         report.cpu_share() * 100.0,
+        if report.realtime() {
+            ""
+        } else {
+            "; at normal priority (no CAP_SYS_NICE): other work on this host can delay the link"
+        },
         if report.udp_offload {
             ""
         } else {
