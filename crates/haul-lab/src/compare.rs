@@ -313,6 +313,15 @@ fn run_one(
     let lab = Lab::start(config)?;
     let measured = measure(&lab, transport, grid.duration, grid.omit, tools);
     let report = lab.stop();
+    if !report.realtime() {
+        static WARNED: std::sync::Once = std::sync::Once::new();
+        WARNED.call_once(|| {
+            tracing::warn!(
+                "the emulator ran at normal priority (real-time not permitted here): other work \
+                 on this host can delay the link, which reads as a queue"
+            )
+        });
+    }
     let link = &config.forward;
     let deliverable = link.rate_bps as f64 * transport.payload_fraction() * (1.0 - link.loss);
     let rtt = (link.delay * 2).as_secs_f64();

@@ -215,7 +215,7 @@ fn print_report(report: &EmulatorReport) {
         if report.realtime() {
             ""
         } else {
-            "; at normal priority (no CAP_SYS_NICE): other work on this host can delay the link"
+            "; at normal priority (real-time not permitted here): other work on this host can delay the link"
         },
         if report.udp_offload {
             ""
