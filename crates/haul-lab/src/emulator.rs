@@ -51,7 +51,8 @@ pub struct DirectionReport {
     pub write_errors: u64,
     /// CPU time of this direction's thread.
     pub cpu: Duration,
-    /// Whether the thread ran at real-time priority (see [`REALTIME_PRIORITY`]).
+    /// Whether the thread ran at real-time priority (`SCHED_FIFO`), so that other work on the
+    /// host did not delay it.
     pub realtime: bool,
 }
 
