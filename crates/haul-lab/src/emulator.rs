@@ -22,7 +22,7 @@ pub const COALESCE: Duration = Duration::from_micros(200);
 /// Longest a direction sleeps before it looks at the stop flag again.
 const IDLE: Duration = Duration::from_millis(20);
 /// Real-time priority (`SCHED_FIFO`) of the direction threads, where the process may set it
-/// (root, or `CAP_SYS_NICE`). Other work on the host must not delay the emulated link: beside
+/// (`CAP_SYS_NICE`, and a cgroup with a real-time budget: some refuse root). Other work on the host must not delay the emulated link: beside
 /// two CPU hogs a direction thread at normal priority was held for milliseconds, which haul read
 /// as a queue at 10 ms (haul 73.6–89.6 Mbit/s on a clean 100 Mbit/s link; 94.5–95.5 with the
 /// threads at this priority; docs/journal/congestion.md, "Answers that say how long they

@@ -1491,10 +1491,10 @@ impl Connection {
         self.scratch = body;
     }
 
-    fn queue_nak_body(&mut self, words: &[u8], copies: usize, due: Option<Instant>) {
+    fn queue_nak_body(&mut self, words: &[u8], copies: usize, arrival: Option<Instant>) {
         if let Ok(list) = LossList::parse(words) {
             let packet = ControlPacket::new(self.peer_id, Control::Nak(list));
-            let answer = due.map(|due| Answer { due, ack_no: None });
+            let answer = arrival.map(|due| Answer { due, ack_no: None });
             for _ in 0..copies {
                 self.control.push(&packet, answer);
                 self.stats.naks_sent += 1;
