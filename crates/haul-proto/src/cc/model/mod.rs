@@ -172,6 +172,10 @@ pub struct ModelRate {
     /// the last cut at a loss beside it.
     foreign_queue: bool,
     rounds_since_cut: u32,
+    /// The estimate a cut beside another flow's queue left at the end of the last round: this
+    /// round's delivery samples count packets sent before the cut, and are held to it (see
+    /// [`FOREIGN_BACKOFF`]).
+    cut_to: Option<f64>,
     /// Rounds since the flow last stood beside another flow's queue (see [`CALM_ROUNDS`]).
     calm_rounds: u32,
     /// The queue the current run of such rounds began with.
@@ -290,6 +294,7 @@ impl ModelRate {
             restrained: false,
             foreign_queue: false,
             rounds_since_cut: 0,
+            cut_to: None,
             calm_rounds: 0,
             streak_queue: Duration::ZERO,
             residual_queue: Duration::ZERO,
@@ -1176,6 +1181,7 @@ impl ModelRate {
             tracing::debug!(bw, "loss beside another flow's queue: cut");
             self.rounds_since_cut = 0;
             self.scale_estimate(FOREIGN_BACKOFF);
+            self.cut_to = Some(self.bandwidth());
         }
     }
 

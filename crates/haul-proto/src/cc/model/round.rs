@@ -159,6 +159,11 @@ impl ModelRate {
         // drained for it.
         let heavy_loss = sent_all >= HEAVY_LOSS_PACKETS
             && self.round_lost as f64 >= MAX_RANDOM_LOSS * sent_all as f64;
+        if let Some(cut) = self.cut_to.take() {
+            // Its deliveries are of packets sent at the rate before the cut.
+            let slot = &mut self.bw_rounds[self.round];
+            *slot = slot.min(cut);
+        }
         let lost = std::mem::take(&mut self.round_lost);
         self.startup_repair_rounds = self.startup_repair_rounds.saturating_sub(1);
         self.round_acked = 0;

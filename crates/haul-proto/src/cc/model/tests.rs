@@ -1142,6 +1142,35 @@ fn a_queue_that_grows_through_loss_free_drains_is_another_flows() {
 }
 
 #[test]
+fn the_round_after_a_cut_beside_another_flows_queue_does_not_undo_it() {
+    let (mut cc, mut t) = cruising();
+    feed(&mut cc, &mut t, 3, 8_000, 80, 0);
+    for rtt in 0..12 {
+        feed(&mut cc, &mut t, 1, 8_000, 80 + rtt, 0);
+    }
+    assert!(cc.foreign_queue);
+    let bw = cc.bandwidth();
+    let mut rounds = 0;
+    while cc.bandwidth() > 0.75 * bw && rounds < 5 {
+        feed(&mut cc, &mut t, 1, 8_000, 80, 20);
+        rounds += 1;
+    }
+    let cut = cc.bandwidth();
+    assert!(cut <= FOREIGN_BACKOFF * bw * 1.01, "{cut} against {bw}");
+    // The next round's reports are of packets sent before the cut, at the old rate: held to
+    // the cut estimate, they leave it where it was but for the round's growth.
+    let round_start = cc.round_start;
+    while cc.round_start == round_start {
+        feed(&mut cc, &mut t, 1, 8_000, 80, 0);
+    }
+    assert!(
+        cc.bandwidth() < 1.05 * cut,
+        "{} against {cut}",
+        cc.bandwidth()
+    );
+}
+
+#[test]
 fn beside_another_flows_queue_a_round_without_loss_adds_what_tcp_adds() {
     let (mut cc, mut t) = cruising();
     feed(&mut cc, &mut t, 3, 8_000, 80, 0);
