@@ -1141,14 +1141,21 @@ fn a_queue_that_grows_through_loss_free_drains_is_another_flows() {
     assert!(cc.calm_rounds >= CALM_ROUNDS);
 }
 
-#[test]
-fn the_round_after_a_cut_beside_another_flows_queue_does_not_undo_it() {
+/// A cruising flow that has taken a queue grown from 80 to 91 ms through loss-free rounds for
+/// another flow's (as `a_queue_that_grows_through_loss_free_drains_is_another_flows` does).
+fn beside_a_foreign_queue() -> (ModelRate, Instant) {
     let (mut cc, mut t) = cruising();
     feed(&mut cc, &mut t, 3, 8_000, 80, 0);
     for rtt in 0..12 {
         feed(&mut cc, &mut t, 1, 8_000, 80 + rtt, 0);
     }
     assert!(cc.foreign_queue);
+    (cc, t)
+}
+
+#[test]
+fn the_round_after_a_cut_beside_another_flows_queue_does_not_undo_it() {
+    let (mut cc, mut t) = beside_a_foreign_queue();
     let bw = cc.bandwidth();
     let mut rounds = 0;
     while cc.bandwidth() > 0.75 * bw && rounds < 5 {
@@ -1172,15 +1179,11 @@ fn the_round_after_a_cut_beside_another_flows_queue_does_not_undo_it() {
 
 #[test]
 fn beside_another_flows_queue_a_round_without_loss_adds_what_tcp_adds() {
-    let (mut cc, mut t) = cruising();
-    feed(&mut cc, &mut t, 3, 8_000, 80, 0);
-    for rtt in 0..12 {
-        feed(&mut cc, &mut t, 1, 8_000, 80 + rtt, 0);
-    }
-    assert!(cc.foreign_queue);
-    // Three packets per RTT each RTT, at the round's last RTT of 91 ms: about 20 packets per
-    // second in each round of 60 ms (over three rounds, while the rounds that hold the largest
-    // sample stay in the filter: a receiver that reports the same rate would age them out).
+    let (mut cc, mut t) = beside_a_foreign_queue();
+    // FOREIGN_GROWTH (4) packets per RTT each RTT, at the round's last RTT of 91 ms: about 29
+    // packets per second in each round of 60 ms (over three rounds, while the rounds that hold
+    // the largest sample stay in the filter: a receiver that reports the same rate would age
+    // them out).
     let rtt = 0.091_f64;
     let mut expected = cc.bandwidth();
     let mut rounds = 0;
