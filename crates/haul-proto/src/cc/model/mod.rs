@@ -1541,9 +1541,12 @@ impl ModelRate {
     /// Cuts the estimate by `factor` for a queue, and holds the next round's delivery sample to
     /// the cut: that round delivers packets sent before the cut, at the old rate, and taken into
     /// the ten-round maximum they undid the cut a round later (2 258 → 1 129 → 2 150 packets per
-    /// second). Flows that had all taken their own queue for another's then never backed off,
-    /// and the buffer stayed full (docs/journal/congestion.md, "A cut that lasts" and "Every cut
-    /// lasts").
+    /// second), so the flows never backed off and the buffer stayed full. For the halving beside
+    /// another flow's queue (since session 76), the cut by share and the delivered-less-than-sent
+    /// cut (since session 77): four flows a second apart from different hosts, seeds 17–112, RTT
+    /// +20 % or more in 20 / 5 seeds at 100 / 300 ms → 2 / 5 → 0 / 0. Not the siblings' cut
+    /// ([`ModelRate::cut_to_the_shared_link`]): held, it left eight flows at 300 ms up to +35 %
+    /// against +26 % (docs/journal/congestion.md, "A cut that lasts", "Every cut lasts").
     fn cut_estimate(&mut self, factor: f64) {
         self.scale_estimate(factor);
         self.cut_to = Some(self.bandwidth());
