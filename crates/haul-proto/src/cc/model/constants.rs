@@ -439,12 +439,8 @@ pub(super) const RESTRAINED_DELIVERY: f64 = 0.8;
 /// round with losses as a loss-based flow does, scaling its estimate by this, at most once per
 /// [`FOREIGN_CUT_ROUNDS`] (the drops of one overflow are reported over a round trip). 0.5: in
 /// the lab at 30 ms haul kept 42–43 of 100 Mbit/s in three runs, at 0.7 42–72 (CUBIC down to 26).
-/// The round after the cut delivers packets sent before it, at the old rate: its sample is held
-/// to the cut estimate (`ModelRate::cut_estimate`). Taken into the ten-round maximum, it undid
-/// the cut a round later (2 258 → 1 129 → 2 150 packets per second), and haul flows that had all
-/// taken their own queue for another's kept the buffer full: four flows a second apart from
-/// different hosts at 100 ms, seeds 17–112, RTT +20 % or more in 20 seeds → 2 (with the growth
-/// below at 4), Jain under 0.98 in 5 → 0 (docs/journal/congestion.md, "A cut that lasts").
+/// The round after the cut is held to it (`ModelRate::cut_estimate` says why and what it
+/// measured).
 pub(super) const FOREIGN_BACKOFF: f64 = 0.5;
 pub(super) const FOREIGN_CUT_ROUNDS: u32 = 2;
 /// …and in a round without losses grows as a loss-based flow does: by this many packets per

@@ -177,12 +177,19 @@ fn closed_loop(
 /// saw the queue at the rounds' ends go from 60 ms to `queue_ms`; as a multiple of before.
 fn cut_after(share: f64, delivered: f64, queue_ms: u64) -> f64 {
     let (mut cc, bw) = cruising_beside_capacity(1.0 / share);
+    cut_for_delivery(&mut cc, delivered, queue_ms);
+    cc.bandwidth() / bw
+}
+
+/// Calls `cut_to_delivery` on `cc` as [`cut_after`] describes: 10 000 packets per second sent
+/// in each of the last two rounds, `delivered` of that delivered, the queue at the rounds' ends
+/// from 60 ms to `queue_ms`.
+fn cut_for_delivery(cc: &mut ModelRate, delivered: f64, queue_ms: u64) {
     cc.sent_all_pps = 10_000.0;
     cc.sent_all_pps_before = 10_000.0;
     cc.last_round_end_rtt = Some(Duration::from_millis(60));
     cc.round_last_rtt = Some(Duration::from_millis(queue_ms));
     cc.cut_to_delivery(delivered * 10_000.0);
-    cc.bandwidth() / bw
 }
 
 #[test]
@@ -207,11 +214,7 @@ fn a_queue_that_grows_while_a_round_delivers_less_than_it_sent_cuts_the_estimate
 #[test]
 fn the_round_after_a_cut_for_a_queue_that_grew_does_not_undo_it() {
     let (mut cc, mut t) = cruising();
-    cc.sent_all_pps = 10_000.0;
-    cc.sent_all_pps_before = 10_000.0;
-    cc.last_round_end_rtt = Some(Duration::from_millis(60));
-    cc.round_last_rtt = Some(Duration::from_millis(70));
-    cc.cut_to_delivery(8_000.0);
+    cut_for_delivery(&mut cc, 0.8, 70);
     let cut = cc.bandwidth();
     assert!(cut < 0.85 * 10_000.0, "{cut}");
     // The next round's reports are of packets sent before the cut, at the old rate: held to
