@@ -782,6 +782,25 @@ fn a_first_start_up_ends_at_a_round_that_delivered_less_than_was_sent_before_it(
 }
 
 #[test]
+fn the_round_after_start_up_does_not_raise_the_estimate_it_ended_at() {
+    // The newcomer of the test above: start-up ends where the queue hands it 15 000 packets per
+    // second. The drain round then delivers what start-up's last round sent, 20 000 per second
+    // (the queue hands a flow its part of what arrives, and start-up sent at its gain).
+    let mut t = Instant::now();
+    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+    for rate in [2_000, 5_000, 10_000] {
+        feed_sending(&mut cc, &mut t, 1, rate / 100, rate as u32, 50, 0);
+    }
+    feed_sending(&mut cc, &mut t, 3, 200, 15_000, 50, 0);
+    assert_eq!(cc.phase, Phase::Drain);
+    let ended_at = cc.bandwidth();
+    while cc.phase == Phase::Drain {
+        feed_sending(&mut cc, &mut t, 1, 200, 20_000, 50, 0);
+    }
+    assert_eq!(cc.bandwidth(), ended_at);
+}
+
+#[test]
 fn start_up_ends_at_a_standing_queue_once_the_capacity_is_believed() {
     // A newcomer at 50 ms beside flows that hold a link of 100 000 packets per second: its
     // pairs are timed, its rate still grows, and a round's smallest RTT shows 20 ms of queue.
