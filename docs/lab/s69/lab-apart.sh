@@ -3,13 +3,14 @@
 # clients (each its own endpoint, so they share no record; each to its own server, which runs
 # one test at a time), started a second apart at RTT over 100 Mbit/s, each measured over the
 # same span, 10–20 s after the first start.
-#   A=old/haul B=new/haul N=3 D=out-dir [P=4 RTT=300ms] sh docs/lab/s69/lab-apart.sh
-#   python3 docs/lab/s69/apartsum.py D/A-*  (and D/B-*)
-A=${A:?}; B=${B:?}; N=${N:-3}; D=${D:?}; P=${P:-4}; RTT=${RTT:-300ms}
+#   A=old/haul B=new/haul N=3 D=out-dir [P=4 RTT=300ms C=third/haul] sh docs/lab/s69/lab-apart.sh
+#   python3 docs/lab/s69/apartsum.py D/A-*  (and D/B-*, D/C-*)
+# With C set (since session 78), a third build takes its turn after B.
+A=${A:?}; B=${B:?}; N=${N:-3}; D=${D:?}; P=${P:-4}; RTT=${RTT:-300ms}; C=${C:-}
 mkdir -p "$D"
 for i in $(seq 1 "$N"); do
-  for arm in A B; do
-    if [ $arm = A ]; then H=$A; else H=$B; fi
+  for arm in A B ${C:+C}; do
+    case $arm in A) H=$A ;; B) H=$B ;; C) H=$C ;; esac
     out="$D/$arm-$i"; mkdir -p "$out"
     cat > "$out/clients.sh" <<INNER
 #!/bin/sh
