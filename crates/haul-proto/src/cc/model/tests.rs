@@ -770,28 +770,31 @@ fn a_first_start_up_ends_at_a_round_that_delivered_less_than_was_sent_before_it(
         (18_000, 100, Phase::Startup),
         (15_000, 0, Phase::Drain),
     ] {
-        let mut t = Instant::now();
-        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-        for rate in [2_000, 5_000, 10_000] {
-            feed_sending(&mut cc, &mut t, 1, rate / 100, rate as u32, 50, 0);
-        }
-        assert_eq!(cc.phase, Phase::Startup);
-        feed_sending(&mut cc, &mut t, 3, 200, delivered, 50, lost);
+        let (cc, _) = start_up_then_deliver(delivered, lost);
         assert_eq!(cc.phase, phase, "delivering {delivered}, losing {lost}");
     }
 }
 
-#[test]
-fn the_round_after_start_up_does_not_raise_the_estimate_it_ended_at() {
-    // The newcomer of the test above: start-up ends where the queue hands it 15 000 packets per
-    // second. The drain round then delivers what start-up's last round sent, 20 000 per second
-    // (the queue hands a flow its part of what arrives, and start-up sent at its gain).
+/// A start-up at 50 ms that has grown to send 20 000 packets per second, then three rounds of
+/// it that deliver `delivered` and lose `lost` (see the test above), and the time reached.
+fn start_up_then_deliver(delivered: u32, lost: u64) -> (ModelRate, Instant) {
     let mut t = Instant::now();
     let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
     for rate in [2_000, 5_000, 10_000] {
         feed_sending(&mut cc, &mut t, 1, rate / 100, rate as u32, 50, 0);
     }
-    feed_sending(&mut cc, &mut t, 3, 200, 15_000, 50, 0);
+    assert_eq!(cc.phase, Phase::Startup);
+    feed_sending(&mut cc, &mut t, 3, 200, delivered, 50, lost);
+    (cc, t)
+}
+
+#[test]
+fn the_round_after_start_up_does_not_raise_the_estimate_it_ended_at() {
+    // The newcomer of `start_up_then_deliver`: start-up ends where the queue hands it 15 000
+    // packets per second. The drain round then delivers what start-up's last round sent, 20 000
+    // per second (the queue hands a flow its part of what arrives, and start-up sent at its
+    // gain).
+    let (mut cc, mut t) = start_up_then_deliver(15_000, 0);
     assert_eq!(cc.phase, Phase::Drain);
     let ended_at = cc.bandwidth();
     while cc.phase == Phase::Drain {
