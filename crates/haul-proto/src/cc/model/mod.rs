@@ -174,7 +174,7 @@ pub struct ModelRate {
     rounds_since_cut: u32,
     /// The estimate a cut for a queue, or start-up's end, left at the end of the last round:
     /// this round's delivery samples count packets sent before, and are held to it (see
-    /// [`ModelRate::cut_estimate`] and [`ModelRate::leave_startup`]).
+    /// [`ModelRate::hold_next_round`]).
     cut_to: Option<f64>,
     /// Rounds since the flow last stood beside another flow's queue (see [`CALM_ROUNDS`]).
     calm_rounds: u32,
@@ -1030,6 +1030,7 @@ impl ModelRate {
     /// into a standing queue sees no such queue, and its loss rate stays: the check is what it
     /// needs. On every path this rule left four flows a second apart at 300 ms in the lab with
     /// more queue (docs/journal/congestion.md, "Start-up's overflow read as random loss").
+    ///
     /// The drain round's delivery sample is held to the estimate start-up ended at (as a cut's
     /// is, see [`ModelRate::cut_estimate`]): that round delivers what start-up's last round sent
     /// at its gain, and beside other flows the queue hands each its part of what arrives, so
@@ -1042,7 +1043,7 @@ impl ModelRate {
     fn leave_startup(&mut self) {
         self.phase = Phase::Drain;
         if self.policy == Policy::Fair {
-            self.cut_to = Some(self.bandwidth());
+            self.hold_next_round();
         }
         let own_overflow = std::mem::take(&mut self.startup_saw_overflow);
         if own_overflow && self.short_path() && self.loss_rate() >= MAX_RANDOM_LOSS {
@@ -1561,6 +1562,12 @@ impl ModelRate {
     /// against +26 % (docs/journal/congestion.md, "A cut that lasts", "Every cut lasts").
     fn cut_estimate(&mut self, factor: f64) {
         self.scale_estimate(factor);
+        self.hold_next_round();
+    }
+
+    /// Holds the next round's delivery sample to the estimate as it stands: that round delivers
+    /// packets sent before, at a higher rate (after a cut, or start-up's gain).
+    fn hold_next_round(&mut self) {
         self.cut_to = Some(self.bandwidth());
     }
 

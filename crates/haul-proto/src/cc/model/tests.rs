@@ -797,9 +797,9 @@ fn the_round_after_start_up_does_not_raise_the_estimate_it_ended_at() {
     let (mut cc, mut t) = start_up_then_deliver(15_000, 0);
     assert_eq!(cc.phase, Phase::Drain);
     let ended_at = cc.bandwidth();
-    while cc.phase == Phase::Drain {
-        feed_sending(&mut cc, &mut t, 1, 200, 20_000, 50, 0);
-    }
+    // A round lasts the RTT and an ACK interval, 60 ms: two feeds of 50 ms close the drain.
+    feed_sending(&mut cc, &mut t, 2, 200, 20_000, 50, 0);
+    assert_eq!(cc.phase, Phase::Cruise, "one round of drain");
     assert_eq!(cc.bandwidth(), ended_at);
 }
 
