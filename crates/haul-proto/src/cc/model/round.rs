@@ -456,6 +456,7 @@ impl ModelRate {
         // flow's (`watch_foreign_queue`); probing resumes after.
         // Draining needs a queue seen, not merely one not ruled out: without an RTT
         // sample, draining every round would halve the rate every few rounds.
+        self.siblings_held = self.cruising_siblings(now);
         let was_foreign = self.foreign_queue;
         self.watch_foreign_queue(now, end.standing, end.queueing, end.lost, bw);
         if fair && self.foreign_queue && !was_foreign {

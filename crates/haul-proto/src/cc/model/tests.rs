@@ -342,6 +342,26 @@ fn a_flow_sharing_a_short_path_probes_by_its_scaled_quarter_or_a_capped_tenth() 
 }
 
 #[test]
+fn beside_cruising_siblings_a_flow_probes_by_a_quarter_of_what_they_hold_and_its_part_of_the_tenth()
+{
+    let (mut cc, _) = cruising_at(100);
+    cc.capacity = Some(10_000.0);
+    // Alone on the record: a tenth of what the others hold (1 250 beside 8 750).
+    assert_probe_and_drain(&mut cc, 1_250.0, 1.7, 0.75);
+    // A round ends beside a sibling that holds 2 500 of the 10 000 (the record held for it).
+    let path = record_with_sibling(cc.round_start, 2_500.0);
+    cc.share_path_rtt(path.clone());
+    end_round(&mut cc, 100, 10_000.0, 0);
+    assert_eq!(cc.siblings_held, Some((1, 2_500.0)));
+    // (estimate, probe gain, drain): a quarter of the sibling's 2 500 (625), above half the
+    // tenth (0.35 beside 1 250, 0.15 beside 2 500, 0.05 beside 5 000); the drain after it as
+    // deep as the probe, at most a quarter.
+    assert_probe_and_drain(&mut cc, 1_250.0, 1.5, 0.75);
+    assert_probe_and_drain(&mut cc, 2_500.0, 1.25, 0.75);
+    assert_probe_and_drain(&mut cc, 5_000.0, 1.125, 0.875);
+}
+
+#[test]
 fn a_receiver_reporting_low_does_not_hold_the_rate_down() {
     // A UDT4 receiver's median of arrival gaps runs 5-10 % below what arrives; a probe seen
     // only in the sender's own count of acknowledged packets must still lift the estimate.
