@@ -565,16 +565,20 @@ impl ModelRate {
     /// A sharing fair flow's probe beside cruising siblings (connections that share its base
     /// RTT, see [`ModelRate::cruising_siblings`]), from its least probe `least` and the
     /// `tenth` of what the other flows hold, both shares of its estimate `bw`. Each sibling
-    /// probes by `least` of what the others hold on average, not of its own estimate, so a
-    /// flow behind them adds more against its rate and one ahead less: the probes add alike
-    /// and the cuts, by share, bring the flows together. The tenth is split among them all, so
-    /// that the endpoint's flows together add what one flow would. Each of eight siblings at
-    /// 100 ms probed by the tenth, 70 % of its rate (8.75 % of the link), and the probes kept
-    /// +14 % of the base RTT in queue between them; split, +6 % (docs/journal/congestion.md,
-    /// "The siblings split the probe").
+    /// probes by `least` of what they all (itself included) hold on average, not of its own
+    /// estimate: every one adds the same, a flow behind more against its rate and one ahead
+    /// less, and the cuts, by share, bring the flows together. The tenth is split among them
+    /// all. So the endpoint's flows probe together about as one flow holding what they hold
+    /// would. Each of eight siblings at 100 ms probed by the tenth, 70 % of its rate (8.75 %
+    /// of the link), and the probes kept +14 % of the base RTT in queue between them; split,
+    /// +6 % (docs/journal/congestion.md, "The siblings split the probe").
     fn split_among_siblings(&self, least: f64, tenth: f64, bw: f64) -> (f64, f64) {
         match self.siblings_held {
-            Some((count, mean)) => (least * mean / bw, tenth / (count + 1) as f64),
+            Some((count, mean)) => {
+                let flows = (count + 1) as f64;
+                let held = (mean * count as f64 + bw) / flows;
+                (least * held / bw, tenth / flows)
+            }
             None => (least, tenth),
         }
     }
