@@ -824,7 +824,7 @@ impl ModelRate {
 
     /// How many connections that share the base RTT published an estimate as cruising in the
     /// last [`SHARED_ESTIMATE_LIFETIME`], and what they held on average; `None` without one,
-    /// or before the flow knows a capacity.
+    /// for a flow that is not fair, or before the flow knows a capacity.
     fn cruising_siblings(&self, now: Instant) -> Option<(usize, f64)> {
         let (_, others) = self
             .shared_record()

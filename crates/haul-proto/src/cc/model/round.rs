@@ -452,11 +452,11 @@ impl ModelRate {
     fn cruise_on(&mut self, now: Instant, end: &RoundEnd, ended_cycle: usize) {
         let fair = self.policy == Policy::Fair;
         let bw = end.bw;
+        self.siblings_held = self.cruising_siblings(now);
         // A queue that outlives a round is ours to drain, unless it is another
         // flow's (`watch_foreign_queue`); probing resumes after.
         // Draining needs a queue seen, not merely one not ruled out: without an RTT
         // sample, draining every round would halve the rate every few rounds.
-        self.siblings_held = self.cruising_siblings(now);
         let was_foreign = self.foreign_queue;
         self.watch_foreign_queue(now, end.standing, end.queueing, end.lost, bw);
         if fair && self.foreign_queue && !was_foreign {
