@@ -19,8 +19,17 @@ import rounds  # noqa: E402
 
 RTT_MS = float(os.environ.get("RTT_MS", "300"))
 
+if "--help" in sys.argv[1:] or "-h" in sys.argv[1:]:
+    print(__doc__)
+    sys.exit(0)
+if len(sys.argv) != 2:
+    sys.exit("usage: python3 docs/lab/s79/bases.py LOG (a traced run; --help shows the command)")
+
 for index, run in enumerate(rounds.runs(sys.argv[1])):
     run = [r for r in rounds.by_flow(run) if 10 <= r["t"] <= 20]
+    if not run:
+        print(17 + index, "no rounds between 10 and 20 s: was the run that long?")
+        continue
     cells = []
     for flow in sorted({r["flow"] for r in run}):
         mine = [r for r in run if r["flow"] == flow]

@@ -165,7 +165,9 @@ pub struct ModelRate {
     drained_delivery: Option<f64>,
     /// The cruising siblings at the last cruising round's end (see
     /// [`ModelRate::cruising_siblings`]): how many, and what they held on average. The probe
-    /// is sized from it (see [`ModelRate::split_among_siblings`]).
+    /// is sized from it (see [`ModelRate::split_among_siblings`]). Read once a round and kept:
+    /// the pacer asks for the rate at every transmission, and the siblings' record is behind a
+    /// lock that every connection to the host takes.
     siblings_held: Option<(usize, f64)>,
     /// Cruising rounds in a row that ended with a standing queue and no loss.
     queue_rounds: u32,
