@@ -90,6 +90,15 @@ pub struct ModelRate {
     /// When the base RTT last expired under [`DRAIN_OUTLIVES_BASE`]: a shared sample older than
     /// that is not believed either.
     base_outlived_at: Option<Instant>,
+    /// The base RTT as the round began (`None` before the first sample); see
+    /// [`ModelRate::join_a_drain`].
+    round_start_base: Option<Duration>,
+    /// When the flow's RTT last fell under a drain of other flows (see
+    /// [`ModelRate::join_a_drain`] and [`ROOM_AFTER_A_FALL`]).
+    base_fell_at: Option<Instant>,
+    /// The base RTT that an expiry under a queue gave up for a check, while the check runs (see
+    /// [`ModelRate::end_base_check`]).
+    outlived: Option<OutlivedBase>,
     /// The next RTT sample replaces the base RTT (see [`DRAIN_OUTLIVES_BASE`] and
     /// [`BASE_RENEWAL_LEAD`]).
     base_outlived: bool,
@@ -245,8 +254,11 @@ pub struct ModelRate {
     /// A base-RTT check is running (see [`BASE_CHECK_EXTRA`]).
     checking_base: bool,
     /// When the last base-RTT check was due to end: rounds up to then are excused like
-    /// application-limited ones, and the next check waits [`MIN_RTT_LIFETIME`] from it.
+    /// application-limited ones, and the next check waits [`MIN_RTT_LIFETIME`] from it, unless
+    /// that check was void (see [`ModelRate::end_base_check`]).
     base_check_end: Option<Instant>,
+    /// The last base-RTT check was void: the next waits only [`DRAIN_OUTLIVES_BASE`].
+    base_check_void: bool,
 }
 
 impl ModelRate {
@@ -265,6 +277,9 @@ impl ModelRate {
             path_rtt: None,
             path_min_rtt: None,
             base_outlived_at: None,
+            round_start_base: None,
+            base_fell_at: None,
+            outlived: None,
             base_outlived: false,
             queue_over_base: None,
             check_answered: None,
@@ -334,6 +349,7 @@ impl ModelRate {
             suspect_rounds: 0,
             checking_base: false,
             base_check_end: None,
+            base_check_void: false,
         };
         cc.window = cc.model_window();
         cc
@@ -880,23 +896,29 @@ impl ModelRate {
     }
 
     /// Whether a base-RTT check may begin at `now`: fair flows only, none running, and none
-    /// ended in the last [`MIN_RTT_LIFETIME`].
+    /// ended in the last [`MIN_RTT_LIFETIME`] ([`DRAIN_OUTLIVES_BASE`] after a void one).
     fn may_check_base(&self, now: Instant) -> bool {
         self.policy == Policy::Fair
             && !self.checking_base
-            && self
-                .base_check_end
-                .is_none_or(|end| now.saturating_duration_since(end) >= MIN_RTT_LIFETIME)
+            && self.base_check_end.is_none_or(|end| {
+                let wait = if self.base_check_void {
+                    DRAIN_OUTLIVES_BASE
+                } else {
+                    MIN_RTT_LIFETIME
+                };
+                now.saturating_duration_since(end) >= wait
+            })
     }
 
-    /// Begins a base-RTT check that sends almost nothing for `quiet` and [`BASE_CHECK_EXTRA`]
-    /// more: long enough for a queue of `quiet` to empty. Never quiet longer than a base RTT, the
-    /// queue a 1-BDP buffer holds: the queue is read from the peer's RTT reports, and one that
-    /// reported an hour would otherwise silence the flow for an hour.
-    fn begin_base_check(&mut self, now: Instant, quiet: Duration) {
+    /// Begins a base-RTT check that sends almost nothing for `quiet` and `extra` more (usually
+    /// [`BASE_CHECK_EXTRA`]): long enough for a queue of `quiet` to empty. Never quiet longer
+    /// than a base RTT, the queue a 1-BDP buffer holds: the queue is read from the peer's RTT
+    /// reports, and one that reported an hour would otherwise silence the flow for an hour.
+    fn begin_base_check(&mut self, now: Instant, quiet: Duration, extra: Duration) {
         self.suspect_rounds = 0;
         self.checking_base = true;
-        self.base_check_end = Some(now + quiet.min(self.base_rtt()) + BASE_CHECK_EXTRA);
+        self.base_check_void = false;
+        self.base_check_end = Some(now + quiet.min(self.base_rtt()) + extra);
     }
 
     /// When the base RTT is about to age out while a queue stands over it, checks the base RTT
@@ -908,20 +930,27 @@ impl ModelRate {
         let Some(queue) = self.queue_over_base.filter(|_| expiring) else {
             return;
         };
-        if self.shares_with_others() && self.check_base_while_cruising(now, queue) {
+        if self.shares_with_others() && self.check_base_while_cruising(now, queue, BASE_CHECK_EXTRA)
+        {
             tracing::debug!(isn = self.first_seq, base = ?self.base_rtt(), ?queue, "the base RTT ages out under a queue: checking it");
-            self.base_outlived = true;
+            self.outlive_base(Some(queue));
         }
     }
 
-    /// Begins a check of the base RTT for a queue of `queue`, if the flow cruises and may check
-    /// (beside the connections that share it: [`BASE_RENEWAL_LEAD`], [`ModelRate::call_check`];
-    /// or as the drains give the base up: [`ModelRate::watch_drain_streak`]); returns whether
-    /// it began.
-    fn check_base_while_cruising(&mut self, now: Instant, queue: Duration) -> bool {
+    /// Begins a check of the base RTT for a queue of `queue` and `extra` more (see
+    /// [`ModelRate::begin_base_check`]), if the flow cruises and may check (beside the
+    /// connections that share it: [`BASE_RENEWAL_LEAD`], [`ModelRate::call_check`]; as the
+    /// drains give the base up: [`ModelRate::watch_drain_streak`]; or under other flows' drain:
+    /// [`ModelRate::join_a_drain`]); returns whether it began.
+    fn check_base_while_cruising(
+        &mut self,
+        now: Instant,
+        queue: Duration,
+        extra: Duration,
+    ) -> bool {
         let may = self.phase == Phase::Cruise && self.may_check_base(now);
         if may {
-            self.begin_base_check(now, queue);
+            self.begin_base_check(now, queue, extra);
         }
         may
     }
@@ -931,7 +960,9 @@ impl ModelRate {
     /// queue takes to empty and [`BASE_CHECK_EXTRA`] more. If the queue is theirs, it goes, and
     /// with it the foreign verdict; if it is another flow's, it stays, and the verdict too.
     fn call_check(&mut self, now: Instant, queue: Duration) {
-        if !self.shares_with_others() || !self.check_base_while_cruising(now, queue) {
+        if !self.shares_with_others()
+            || !self.check_base_while_cruising(now, queue, BASE_CHECK_EXTRA)
+        {
             return;
         }
         if let Some(path) = &self.path_rtt {
@@ -960,7 +991,7 @@ impl ModelRate {
         self.check_answered = Some(called);
         let queue = self.queue_over_base.unwrap_or_default();
         if now.saturating_duration_since(called) <= BASE_CHECK_EXTRA
-            && self.check_base_while_cruising(now, queue)
+            && self.check_base_while_cruising(now, queue, BASE_CHECK_EXTRA)
         {
             tracing::debug!(isn = self.first_seq, ?queue, "a sibling called for a check");
         }
@@ -984,13 +1015,80 @@ impl ModelRate {
         Some(self.shorter_shared_base().map_or(own, |(_, at)| at))
     }
 
-    /// Ends a base-RTT check that has run its time.
-    fn end_base_check(&mut self, now: Instant) {
-        if self.checking_base && self.base_check_end.is_some_and(|end| now >= end) {
-            tracing::debug!(base = ?self.base_rtt(), "base-RTT check ends");
-            self.checking_base = false;
-            self.window = self.model_window();
+    /// Lets the base RTT expire: the next sample replaces it. Where a check of it began for a
+    /// queue of `checked`, the base it had is kept until the check ends (see
+    /// [`ModelRate::end_base_check`]).
+    fn outlive_base(&mut self, checked: Option<Duration>) {
+        self.base_outlived = true;
+        self.outlived = checked.and_then(|queue| {
+            Some(OutlivedBase {
+                base: self.min_rtt?,
+                outlived_at: self.base_outlived_at,
+                queue_top: self.base_rtt() + queue,
+            })
+        });
+    }
+
+    /// A fair flow that shares the link sees an RTT sample fall below the base RTT it held in
+    /// this round (at the round's start, or since, if it expired) by more than a small queue
+    /// ([`SMALL_QUEUE_FRACTION`]): other flows are emptying a queue its base holds, as a flow
+    /// that started into another's queue has it. A cruising one checks its base with them, for
+    /// as long as the fall so far and [`BASE_CHECK_EXTRA`] more, but no more than a base RTT
+    /// more, so that the queue empties and every flow measures the path; and for
+    /// [`ROOM_AFTER_A_FALL`] the room its probes find is the room the checking flows left, not a
+    /// link come back. A flow alone on the link does not: its RTT falls as its own drains empty
+    /// its own queue. Four flows from different hosts with jittered starts, seeds 17–112, with
+    /// the void checks of [`ModelRate::end_base_check`]: RTT +20 % or more over 10–20 s at
+    /// 300 ms in 20 seeds of 96 → 6, over +10 % at 100 ms in 15 → 6. The whole
+    /// [`BASE_CHECK_EXTRA`] at 10 ms (20 base RTTs) cost four flows 0.993 → 0.989 of the link
+    /// (docs/journal/congestion.md, "Flows that started into a queue drain it together").
+    fn join_a_drain(&mut self, now: Instant, sample: Duration) {
+        let Some(start) = self.round_start_base else {
+            return;
+        };
+        let fall = start.max(self.base_rtt()).saturating_sub(sample);
+        if self.policy != Policy::Fair
+            || !self.exceeds(fall, SMALL_QUEUE_FRACTION, SMALL_QUEUE_SLACK)
+            || self.link_share(self.bandwidth()).is_none()
+        {
+            return;
         }
+        self.base_fell_at = Some(now);
+        self.headroom_probes = 0;
+        if self.check_base_while_cruising(now, fall, BASE_CHECK_EXTRA.min(self.base_rtt())) {
+            tracing::debug!(isn = self.first_seq, base = ?self.base_rtt(), ?sample, "the RTT falls under the base: checking it with the flows that drain");
+        }
+    }
+
+    /// Whether the flow's RTT fell under other flows' drain (see [`ModelRate::join_a_drain`])
+    /// in the last [`ROOM_AFTER_A_FALL`].
+    fn base_fell_lately(&self, now: Instant) -> bool {
+        self.base_fell_at
+            .is_some_and(|at| now.saturating_duration_since(at) < ROOM_AFTER_A_FALL)
+    }
+
+    /// Ends a base-RTT check that has run its time. A check of a base given up under a queue
+    /// (see [`ModelRate::outlive_base`]) whose least sample came within [`QUEUE_SLACK`] of that
+    /// queue is void: the other flows filled what this one left, as newcomers in start-up do,
+    /// and it tells nothing of the path. The base it gave up stands (until its own lifetime
+    /// ends), and the next check may come [`DRAIN_OUTLIVES_BASE`] after it. Taken for the path,
+    /// such a check's queue (a full buffer, at 300 ms with four flows from different hosts
+    /// started 0.75–1.25 s apart) became every flow's base in turn.
+    fn end_base_check(&mut self, now: Instant) {
+        if !self.checking_base || self.base_check_end.is_none_or(|end| now < end) {
+            return;
+        }
+        tracing::debug!(base = ?self.base_rtt(), "base-RTT check ends");
+        self.checking_base = false;
+        if let Some(outlived) = self.outlived.take() {
+            if self.own_rtt() + QUEUE_SLACK >= outlived.queue_top {
+                tracing::debug!(base = ?outlived.base.0, queue_top = ?outlived.queue_top, "the queue did not fall while the base was checked: void");
+                self.min_rtt = Some(outlived.base);
+                self.base_outlived_at = outlived.outlived_at;
+                self.base_check_void = true;
+            }
+        }
+        self.window = self.model_window();
     }
 
     /// Whether an RTT sits further above the base RTT than jitter explains: a queue.
@@ -1171,14 +1269,14 @@ impl ModelRate {
         {
             let base = self.base_rtt();
             let queue = self.queue_over_base.unwrap_or_default();
-            let check = self.check_base_while_cruising(now, queue);
+            let check = self.check_base_while_cruising(now, queue, BASE_CHECK_EXTRA);
             tracing::debug!(
                 isn = self.first_seq,
                 ?base,
                 check,
                 "drained on for a queue that stays: the base RTT expires"
             );
-            self.base_outlived = true;
+            self.outlive_base(check.then_some(queue));
             self.draining_since = None;
         }
     }
@@ -1651,6 +1749,7 @@ impl CongestionControl for ModelRate {
         self.answer_check_call(now);
         self.answer_joins(now);
         if let Some(rtt) = ack.rtt_sample {
+            self.join_a_drain(now, rtt);
             self.update_min_rtt(now, rtt);
             self.note_startup_queue(rtt);
         }
@@ -1881,6 +1980,18 @@ struct Joining {
     capacity: f64,
     /// Their base RTT, and when it was measured.
     base: (Duration, Instant),
+}
+
+/// A base RTT given up under a queue while a check of it runs (see
+/// [`ModelRate::outlive_base`]).
+#[derive(Debug, Clone, Copy)]
+struct OutlivedBase {
+    /// The flow's own least sample, and when it came.
+    base: (Duration, Instant),
+    /// When the base had last expired before.
+    outlived_at: Option<Instant>,
+    /// The RTT the queue stood at as the check began.
+    queue_top: Duration,
 }
 
 /// Builds [`ModelRate`] controllers.

@@ -57,6 +57,7 @@ impl ModelRate {
             .filter(|&rtt| self.shows_queue(rtt))
             .map(|rtt| rtt.saturating_sub(self.base_rtt()));
         self.advance_phase(now, &end, ended_cycle);
+        self.round_start_base = self.min_rtt.map(|_| self.base_rtt());
         // Only cruising rounds go on with a streak of drains: one without data to send, or a
         // start-up again, ends it (the drain flag is left as it was by such rounds).
         let drained = self.policy == Policy::Fair
@@ -387,7 +388,7 @@ impl ModelRate {
                 }
             }
             Phase::Cruise => {
-                if self.starts_again(end) {
+                if self.starts_again(now, end) {
                     self.headroom_probes = 0;
                     self.phase = Phase::Startup;
                     self.restarted = true;
@@ -423,15 +424,18 @@ impl ModelRate {
             && delivered / (1.0 - random) < STARTUP_SHORTFALL * before
     }
 
-    /// Cruising, whether the round calls for start-up again: probes kept finding room after a
-    /// collapse (see [`PROBE_HEADROOM`]), or the link is back (see [`LINK_BACK`]).
-    fn starts_again(&mut self, end: &RoundEnd) -> bool {
+    /// Cruising, whether the round ending at `now` calls for start-up again: probes kept finding
+    /// room after a collapse (see [`PROBE_HEADROOM`]) but for room other flows left as they
+    /// checked their base RTT (see [`ROOM_AFTER_A_FALL`]), or the link is back (see
+    /// [`LINK_BACK`]).
+    fn starts_again(&mut self, now: Instant, end: &RoundEnd) -> bool {
         let fair = self.policy == Policy::Fair;
         let bw = end.bw;
         if self.cycle == 1 {
             // The probe and the round after it (which sees most of its deliveries) had
             // no queue and delivered well above a collapsed estimate.
             let room = fair
+                && !self.base_fell_lately(now)
                 && end.quiet
                 && self.collapsed(self.probe_base)
                 && bw >= PROBE_HEADROOM * self.probe_base;
@@ -444,7 +448,15 @@ impl ModelRate {
         if link_back {
             tracing::debug!(bw, capacity = ?self.capacity, "start-up again: the link is back");
         }
-        self.headroom_probes >= HEADROOM_PROBES || link_back
+        let found_room = self.headroom_probes >= HEADROOM_PROBES;
+        if found_room {
+            tracing::debug!(
+                bw,
+                probe_base = self.probe_base,
+                "start-up again: probes found room after a collapse"
+            );
+        }
+        found_room || link_back
     }
 
     /// Cruising on: drain a queue that is ours, cut to what got through, watch for a base RTT
@@ -490,7 +502,7 @@ impl ModelRate {
         };
         if self.suspect_rounds >= SUSPECT_ROUNDS && self.may_check_base(now) {
             tracing::debug!(base = ?self.base_rtt(), bw, "heavy loss and no queue in sight: checking the base RTT");
-            self.begin_base_check(now, self.base_rtt());
+            self.begin_base_check(now, self.base_rtt(), BASE_CHECK_EXTRA);
         }
         self.queue_to_drain = end.queueing.unwrap_or_default();
         self.residual_queue = if end.queue() {

@@ -400,6 +400,28 @@ fn a_collapsed_estimate_starts_up_again() {
 }
 
 #[test]
+fn a_collapsed_flow_does_not_count_room_found_just_after_its_rtt_fell_under_others_drain() {
+    let mut t = Instant::now();
+    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+    closed_loop(&mut cc, &mut t, 3.0, 10_000.0, 50, 1.0);
+    closed_loop(&mut cc, &mut t, 1.0, 20.0, 200, 1.0);
+    // As flows that checked their base RTT together come back, the RTT keeps falling under
+    // their drain: the room the probes find is theirs, and the flow does not start up again.
+    for _ in 0..20 {
+        cc.base_fell_at = Some(t);
+        closed_loop(&mut cc, &mut t, 0.1, 10_000.0, 50, 1.0);
+        assert_eq!(cc.phase, Phase::Cruise, "{}", cc.bandwidth());
+    }
+    // Room found once the RTT has not fallen for `ROOM_AFTER_A_FALL` counts again.
+    let mut started_up = false;
+    for _ in 0..40 {
+        closed_loop(&mut cc, &mut t, 0.1, 10_000.0, 50, 1.0);
+        started_up |= cc.phase == Phase::Startup;
+    }
+    assert!(started_up, "{}", cc.bandwidth());
+}
+
+#[test]
 fn startup_finds_the_rate_then_cruises_at_it() {
     let mut t = Instant::now();
     let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
@@ -1068,7 +1090,7 @@ fn heavy_loss_without_a_queue_checks_the_base_rtt() {
     assert!(!cc.checking_base);
     assert_eq!(cc.base_rtt(), Duration::from_millis(30));
     // A check that hears nothing back ends on the retransmission timer.
-    cc.begin_base_check(t, cc.base_rtt());
+    cc.begin_base_check(t, cc.base_rtt(), BASE_CHECK_EXTRA);
     t += Duration::from_secs(1);
     cc.on_timeout(t, &path());
     assert!(!cc.checking_base);
@@ -1425,15 +1447,54 @@ fn a_queue_that_outlives_two_seconds_of_drains_becomes_the_base() {
     feed(&mut cc, &mut t, 30, 10_000, 80, 0);
     assert!(cc.draining_queue);
     assert_eq!(cc.base_rtt(), Duration::from_millis(50));
-    // Past 2 s of drains the base expires, checked first: the queue stays through the check
-    // (it is the path's, or another flow's), and is taken for the path.
+    // Past 2 s of drains the base expires, checked first: the queue falls by what the flow no
+    // longer sends but stays through the check (it is the path's, or another flow's), and is
+    // taken for the path.
     let rounds = feed_until_check(&mut cc, &mut t, 20, 10_000, 80, 0);
     assert!(cc.checking_base, "no check after {rounds} more rounds");
     assert_eq!(cc.window(), MIN_WINDOW as u32);
-    feed(&mut cc, &mut t, 20 - rounds, 10_000, 80, 0);
+    feed(&mut cc, &mut t, 20 - rounds, 10_000, 75, 0);
     assert!(!cc.checking_base);
-    assert_eq!(cc.base_rtt(), Duration::from_millis(80));
+    assert_eq!(cc.base_rtt(), Duration::from_millis(75));
     assert!(!cc.draining_queue);
+}
+
+#[test]
+fn a_check_through_which_the_queue_does_not_fall_is_void() {
+    let (mut cc, mut t) = cruising();
+    let rounds = feed_until_check(&mut cc, &mut t, 60, 10_000, 80, 0);
+    assert!(cc.checking_base, "no check after {rounds} rounds");
+    // Other flows fill what this one leaves, as newcomers in start-up do: the queue stands at
+    // 80 ms through the check. It tells nothing of the path, and the base stands.
+    feed(&mut cc, &mut t, 20, 10_000, 80, 0);
+    assert!(!cc.checking_base);
+    assert_eq!(cc.base_rtt(), Duration::from_millis(50));
+    // The next check does not wait the 10 s a check that measured waits: 2 s more of drains
+    // bring it.
+    let rounds = feed_until_check(&mut cc, &mut t, 60, 10_000, 80, 0);
+    assert!(cc.checking_base, "no check after {rounds} rounds");
+}
+
+#[test]
+fn a_flow_sharing_the_link_checks_its_base_with_the_flows_under_whose_drain_its_rtt_falls() {
+    // Cruising over a base of 50 ms, as a flow that started into a queue takes it for the path.
+    for (capacity_multiple, shares) in [(4.0, true), (1.0, false)] {
+        for (sample_ms, falls) in [(49, false), (45, true)] {
+            let (mut cc, mut t) = cruising();
+            cc.capacity = Some(capacity_multiple * cc.bandwidth());
+            t += Duration::from_millis(10);
+            let sent = cc.largest_sent + 100;
+            cc.on_ack(t, &ack(10_000, sample_ms, sent));
+            // 5 ms under the base is more than a small queue (2 ms here), and other flows are
+            // emptying a queue the base holds: the flow checks its base with them. A flow alone
+            // on the link sees its own drains in its RTT.
+            let expected = shares && falls;
+            let case = format!("{capacity_multiple}x the link, {sample_ms} ms");
+            assert_eq!(cc.checking_base, expected, "{case}");
+            assert_eq!(cc.base_fell_lately(t), expected, "{case}");
+            assert!(!cc.base_fell_lately(t + ROOM_AFTER_A_FALL), "{case}");
+        }
+    }
 }
 
 #[test]
@@ -1564,9 +1625,12 @@ fn on_a_long_path_a_queue_must_outlive_ten_rounds_of_drains_too() {
     feed(&mut cc, &mut t, 60, 10_000, 450, 0);
     assert!(cc.draining_queue);
     assert_eq!(cc.base_rtt(), Duration::from_millis(300));
-    // Past ten rounds of drains the base expires.
-    feed(&mut cc, &mut t, 30, 10_000, 450, 0);
-    assert_eq!(cc.base_rtt(), Duration::from_millis(450));
+    // Past ten rounds of drains the base expires, checked first: the queue falls by what the
+    // flow no longer sends but stays, and the base takes it.
+    let rounds = feed_until_check(&mut cc, &mut t, 30, 10_000, 450, 0);
+    assert!(cc.checking_base, "no check after {rounds} more rounds");
+    feed(&mut cc, &mut t, 30 - rounds, 10_000, 440, 0);
+    assert_eq!(cc.base_rtt(), Duration::from_millis(440));
 }
 
 #[test]
