@@ -22,6 +22,8 @@ case $PARALLEL in
   ''|*[!0-9]*|0) echo "bench/share.sh: PARALLEL must be a whole number of streams, 1 or more (got '$PARALLEL'), e.g. PARALLEL=4" >&2; exit 2 ;;
 esac
 HAUL=${HAUL:-$(cd "$(dirname "$0")/.." && pwd)/target/release/haul}
+command -v iperf3 >/dev/null || { echo "bench/share.sh: iperf3 is not installed (apt-get install iperf3)" >&2; exit 2; }
+[ -x "$HAUL" ] || { echo "bench/share.sh: no haul binary at $HAUL (cargo build --release -p haul, or set HAUL=path)" >&2; exit 2; }
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 cat > "$OUT/pair.sh" <<INNER
@@ -40,10 +42,15 @@ for policy in ${POLICIES:-fair scavenger}; do
     python3 - "$policy" "$rtt" "$OUT" "${SERIES:-}" "$SECS" <<'PY'
 import json, sys
 policy, rtt, out, series, secs = sys.argv[1:]
-tcp_run = json.load(open(f"{out}/tcp.json"))
+try:
+    tcp_run = json.load(open(f"{out}/tcp.json"))
+    haul_run = json.load(open(f"{out}/haul.json"))
+except (OSError, ValueError) as e:
+    sys.exit(f"bench/share.sh: {rtt}, {policy}: no result from iperf3 or haul perf ({e}); "
+             "run the cell by hand under `haul lab link` to see why")
 tcp = tcp_run["end"]["sum_received"]["bits_per_second"] / 1e6
 # haul's clock starts 0.5 s after CUBIC's: its intervals ending by SECS - 0.5 s overlap CUBIC's run.
-window = [i for i in json.load(open(f"{out}/haul.json"))["intervals"] if i["end"] <= float(secs) - 0.45]
+window = [i for i in haul_run["intervals"] if i["end"] <= float(secs) - 0.45]
 haul = sum(i["bytes"] for i in window) * 8 / 1e6 / max(window[-1]["end"], 1e-9) if window else 0.0
 print(f"100 Mbit/s {rtt:>5}, haul {policy:9}: haul {haul:5.1f} Mbit/s, CUBIC {tcp:5.1f} Mbit/s, "
       f"CUBIC's share {tcp / (tcp + haul):.2f}")
