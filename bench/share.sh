@@ -23,7 +23,7 @@ case $PARALLEL in
 esac
 HAUL=${HAUL:-$(cd "$(dirname "$0")/.." && pwd)/target/release/haul}
 command -v iperf3 >/dev/null || { echo "bench/share.sh: iperf3 is not installed (apt-get install iperf3)" >&2; exit 2; }
-[ -x "$HAUL" ] || { echo "bench/share.sh: no haul binary at $HAUL (cargo build --release -p haul, or set HAUL=path)" >&2; exit 2; }
+command -v "$HAUL" >/dev/null || { echo "bench/share.sh: no haul binary at $HAUL (cargo build --release -p haul, or set HAUL=path)" >&2; exit 2; }
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 cat > "$OUT/pair.sh" <<INNER
