@@ -1459,11 +1459,18 @@ fn a_queue_that_outlives_two_seconds_of_drains_becomes_the_base() {
     assert!(!cc.draining_queue);
 }
 
-#[test]
-fn a_check_through_which_the_queue_does_not_fall_is_void() {
+/// A flow cruising as in [`cruising`] that has drained for 2 s for a queue that stands (80 ms
+/// against 50), let its base RTT expire and begun a check of it; and the time it has reached.
+fn checking_an_outlived_base() -> (ModelRate, Instant) {
     let (mut cc, mut t) = cruising();
     let rounds = feed_until_check(&mut cc, &mut t, 60, 10_000, 80, 0);
     assert!(cc.checking_base, "no check after {rounds} rounds");
+    (cc, t)
+}
+
+#[test]
+fn a_check_through_which_the_queue_does_not_fall_is_void() {
+    let (mut cc, mut t) = checking_an_outlived_base();
     // Other flows fill what this one leaves, as newcomers in start-up do: the queue stands at
     // 80 ms through the check. It tells nothing of the path, and the base stands.
     feed(&mut cc, &mut t, 20, 10_000, 80, 0);
@@ -1499,10 +1506,7 @@ fn a_flow_sharing_the_link_checks_its_base_with_the_flows_under_whose_drain_its_
 
 #[test]
 fn a_queue_that_empties_while_an_outlived_base_is_checked_was_the_flows() {
-    let (mut cc, mut t) = cruising();
-    // 2 s of drains for a queue that stands (80 ms against 50) and the base is checked.
-    let rounds = feed_until_check(&mut cc, &mut t, 60, 10_000, 80, 0);
-    assert!(cc.checking_base, "no check after {rounds} rounds");
+    let (mut cc, mut t) = checking_an_outlived_base();
     // The flows that kept the queue give up their bases too, in turn: it empties while this
     // one waits, and the check's least sample, the path's, is the base again.
     feed(&mut cc, &mut t, 1, 1_000, 80, 0);
