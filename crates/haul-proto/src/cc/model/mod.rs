@@ -162,6 +162,9 @@ pub struct ModelRate {
     startup_repair_rounds: u32,
     /// The estimate when the current probe round began.
     probe_base: f64,
+    /// How far that probe raised the rate, as a share of the estimate (see
+    /// [`ModelRate::probe_extra`]).
+    probe_extra_sent: f64,
     /// Probes in a row that found room after a collapse (see [`COLLAPSED`]).
     headroom_probes: u32,
     /// The largest cruising estimate of the last [`PEAK_LIFETIME`].
@@ -193,6 +196,11 @@ pub struct ModelRate {
     cut_to: Option<f64>,
     /// Rounds since the flow last stood beside another flow's queue (see [`CALM_ROUNDS`]).
     calm_rounds: u32,
+    /// Cruising rounds in a row in which the flow shared the link and its probes found no room
+    /// (see [`SHARING_ROUNDS`]).
+    sharing_rounds: u32,
+    /// Cruising rounds in a row that ended without a standing queue (see [`ROOM_FOUND`]).
+    unqueued_rounds: u32,
     /// The queue the current run of such rounds began with.
     streak_queue: Duration,
     /// Cruising, the queue last round was below the threshold but not zero: the hold phases
@@ -306,6 +314,7 @@ impl ModelRate {
             jump: (policy == Policy::Fair).then_some(Jump::UNMEASURED),
             startup_repair_rounds: 0,
             probe_base: 0.0,
+            probe_extra_sent: 0.0,
             headroom_probes: 0,
             peak_bw: None,
             cycle: 0,
@@ -318,6 +327,8 @@ impl ModelRate {
             rounds_since_cut: 0,
             cut_to: None,
             calm_rounds: 0,
+            sharing_rounds: 0,
+            unqueued_rounds: 0,
             streak_queue: Duration::ZERO,
             residual_queue: Duration::ZERO,
             queue_to_drain: Duration::ZERO,
@@ -568,6 +579,7 @@ impl ModelRate {
             // path no more than `SHARED_PROBE_QUEUE` of a base RTT of queue. Beside siblings,
             // both parts are sized by the endpoint's flows together.
             let others = SHARE_PROBE * (c / bw - 1.0);
+            let least = self.least_probe_beside_others(least, c, bw);
             let (least, others) = self.split_among_siblings(least, others, bw);
             let others = if short_path {
                 others.min(SHARED_PROBE_QUEUE * base_of_round * c / bw)
@@ -575,6 +587,18 @@ impl ModelRate {
                 others
             };
             least.max(others).min(MAX_PROBE_EXTRA)
+        } else {
+            least
+        }
+    }
+
+    /// A sharing fair flow's least probe, `least` of its estimate `bw` on a link of capacity
+    /// `c`: once it has shared the link for [`SHARING_ROUNDS`] without siblings, `least` of what
+    /// the other flows hold where that is less (the flow holds more than half the link), so
+    /// that the larger of two flows adds no more than the smaller.
+    fn least_probe_beside_others(&self, least: f64, c: f64, bw: f64) -> f64 {
+        if self.siblings_held.is_none() && self.sharing_rounds >= SHARING_ROUNDS {
+            least * (c / bw - 1.0).min(1.0)
         } else {
             least
         }
@@ -1346,12 +1370,18 @@ impl ModelRate {
     }
 
     /// A standing queue formed in a hold round of a fair flow that shares the link: give back in
-    /// proportion to the share (see [`SHARE_CUT`]).
+    /// proportion to the share (see [`SHARE_CUT`]), and without siblings at least part of what
+    /// it holds over half the link (see [`OVER_HALF_CUT`]).
     fn cut_by_share(&mut self, bw: f64) {
         let Some(share) = self.link_share(bw) else {
             return;
         };
-        let factor = 1.0 - SHARE_CUT * share;
+        let by_share = 1.0 - SHARE_CUT * share;
+        let factor = if share > 0.5 && self.siblings_held.is_none() {
+            by_share.min(1.0 - OVER_HALF_CUT * (share - 0.5) / share)
+        } else {
+            by_share
+        };
         tracing::debug!(
             isn = self.first_seq,
             bw,

@@ -79,6 +79,7 @@ impl ModelRate {
             keep_maximum(&mut self.peak_bw, now, end.bw);
             if self.cycle == 0 {
                 self.probe_base = end.bw;
+                self.probe_extra_sent = self.probe_extra();
             }
         }
         if self.policy == Policy::Scavenger {
@@ -464,6 +465,17 @@ impl ModelRate {
     fn cruise_on(&mut self, now: Instant, end: &RoundEnd, ended_cycle: usize) {
         let fair = self.policy == Policy::Fair;
         let bw = end.bw;
+        self.unqueued_rounds = if end.standing == Some(true) {
+            0
+        } else {
+            self.unqueued_rounds.saturating_add(1)
+        };
+        self.sharing_rounds =
+            if self.link_share(bw).is_some() && !self.probe_found_room(end, ended_cycle) {
+                self.sharing_rounds.saturating_add(1)
+            } else {
+                0
+            };
         self.siblings_held = self.cruising_siblings(now);
         // A queue that outlives a round is ours to drain, unless it is another
         // flow's (`watch_foreign_queue`); probing resumes after.
@@ -519,6 +531,17 @@ impl ModelRate {
                 self.cycle = 0;
             }
         }
+    }
+
+    /// Whether the round that ended, of cycle phase `ended_cycle`, shows that the last probe
+    /// found room (see [`ROOM_FOUND`]): it is the first hold round, which sees most of the
+    /// probe's deliveries, no queue has stood for [`SHARING_ROUNDS`], and the estimate rose
+    /// by `ROOM_FOUND` of what the probe added.
+    fn probe_found_room(&self, end: &RoundEnd, ended_cycle: usize) -> bool {
+        ended_cycle == FIRST_HOLD
+            && self.unqueued_rounds >= SHARING_ROUNDS
+            && end.quiet
+            && end.bw >= self.probe_base * (1.0 + ROOM_FOUND * self.probe_extra_sent)
     }
 
     /// Beside connections that share the base RTT, a fair flow whose drain round ended with the

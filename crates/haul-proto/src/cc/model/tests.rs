@@ -325,6 +325,39 @@ fn a_flow_sharing_the_link_probes_by_a_tenth_of_what_the_others_hold() {
 }
 
 #[test]
+fn a_flow_holding_more_than_half_the_link_a_while_probes_by_a_quarter_of_what_the_other_holds() {
+    let mut cc = cruising_beside_ten_thousand(100);
+    // Not yet sharing for long: the usual quarter.
+    cc.sharing_rounds = SHARING_ROUNDS - 1;
+    assert_probe_and_drain(&mut cc, 8_000.0, 1.25, 0.75);
+    // (estimate, probe gain, drain): a quarter of the 2 000 / 4 000 the others hold; at half
+    // the link or under, a quarter of its own rate, or the tenth of what the others hold.
+    cc.sharing_rounds = SHARING_ROUNDS;
+    for (bw, probe, drain) in [
+        (8_000.0, 1.0625, 0.9375),
+        (6_000.0, 1.0 + 1.0 / 6.0, 1.0 - 1.0 / 6.0),
+        (5_000.0, 1.25, 0.75),
+        (2_500.0, 1.3, 0.75),
+    ] {
+        assert_probe_and_drain(&mut cc, bw, probe, drain);
+    }
+}
+
+#[test]
+fn a_flow_whose_probes_find_room_climbs_by_a_quarter_of_its_rate() {
+    let mut t = Instant::now();
+    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+    closed_loop(&mut cc, &mut t, 3.0, 10_000.0, 50, 1.0);
+    // The receiver measures a link of 30 000 and nothing else uses it: every probe is
+    // delivered in full, and the flow goes on probing by a quarter of its own rate (by a
+    // quarter of what it takes for the others' from two cycles on, 23 600 after 3.5 s).
+    cc.capacity = Some(30_000.0);
+    closed_loop(&mut cc, &mut t, 3.5, 30_000.0, 50, 1.0);
+    let bw = cc.bandwidth();
+    assert!(bw >= 27_000.0, "{bw}");
+}
+
+#[test]
 fn a_flow_sharing_a_short_path_probes_by_its_scaled_quarter_or_a_capped_tenth() {
     // A round of base + 10 ms: the base is half of it.
     let mut cc = cruising_beside_ten_thousand(10);
@@ -1351,11 +1384,15 @@ fn end_round(cc: &mut ModelRate, rtt_ms: u64, sent_pps: f64, lost: u64) {
 fn a_queue_formed_in_a_hold_round_costs_a_flow_in_proportion_to_its_share() {
     // (capacity, cycle, the estimate's factor): a flow at half the link gives back 5 %, at a
     // tenth 1 %; a flow alone on the link, and the queue of a probe, cost nothing.
+    // Above 56 % of the link, half of what it holds over half: at 70 % of the link, 0.1 of its
+    // 0.7, where the share takes 7 %.
     for (capacity, cycle, factor) in [
         (2.0, FIRST_HOLD + 1, 0.95),
         (10.0, FIRST_HOLD + 1, 0.99),
         (1.05, FIRST_HOLD + 1, 1.0),
         (2.0, 0, 1.0),
+        (1.0 / 0.55, FIRST_HOLD + 1, 0.945),
+        (1.0 / 0.7, FIRST_HOLD + 1, 1.0 - 0.1 / 0.7),
     ] {
         let (mut cc, bw) = cruising_beside_capacity(capacity);
         assert!(cc.phase == Phase::Cruise && !cc.draining_queue);
