@@ -349,8 +349,9 @@ fn a_flow_whose_probes_find_room_climbs_by_a_quarter_of_its_rate() {
     let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
     closed_loop(&mut cc, &mut t, 3.0, 10_000.0, 50, 1.0);
     // The receiver measures a link of 30 000 and nothing else uses it: every probe is
-    // delivered in full, and the flow goes on probing by a quarter of its own rate (by a
-    // quarter of what it takes for the others' from two cycles on, 23 600 after 3.5 s).
+    // delivered in full, and the flow goes on probing by a quarter of its own rate. Taken for
+    // a flow that shares the link from two cycles on, it would probe by a quarter of what it
+    // leaves to others, and hold 23 600 after 3.5 s.
     cc.capacity = Some(30_000.0);
     closed_loop(&mut cc, &mut t, 3.5, 30_000.0, 50, 1.0);
     let bw = cc.bandwidth();
