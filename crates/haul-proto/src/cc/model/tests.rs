@@ -172,6 +172,15 @@ fn closed_loop(
     }
 }
 
+/// A fair flow that has run [`closed_loop`] for 3 s against a path of 10 000 packets per
+/// second and 50 ms: cruising at the link.
+fn cruising_in_a_closed_loop() -> (ModelRate, Instant) {
+    let mut t = Instant::now();
+    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+    closed_loop(&mut cc, &mut t, 3.0, 10_000.0, 50, 1.0);
+    (cc, t)
+}
+
 /// The estimate after `cut_to_delivery` on a flow at `share` of the link that sent 10 000
 /// packets per second in each of its last two rounds, delivered `delivered` of that, and
 /// saw the queue at the rounds' ends go from 60 ms to `queue_ms`; as a multiple of before.
@@ -345,9 +354,7 @@ fn a_flow_holding_more_than_half_the_link_a_while_probes_by_a_quarter_of_what_th
 
 #[test]
 fn a_flow_whose_probes_find_room_climbs_by_a_quarter_of_its_rate() {
-    let mut t = Instant::now();
-    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-    closed_loop(&mut cc, &mut t, 3.0, 10_000.0, 50, 1.0);
+    let (mut cc, mut t) = cruising_in_a_closed_loop();
     // The receiver measures a link of 30 000 and nothing else uses it: every probe is
     // delivered in full, and the flow goes on probing by a quarter of its own rate. Taken for
     // a flow that shares the link from two cycles on, it would probe by a quarter of what it
@@ -422,9 +429,7 @@ fn a_cruising_round_counts_the_mean_of_its_reports_not_the_largest() {
 
 #[test]
 fn a_collapsed_estimate_starts_up_again() {
-    let mut t = Instant::now();
-    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-    closed_loop(&mut cc, &mut t, 3.0, 10_000.0, 50, 1.0);
+    let (mut cc, mut t) = cruising_in_a_closed_loop();
     // A stall: 20 packets per second get through, behind a queue.
     closed_loop(&mut cc, &mut t, 1.0, 20.0, 200, 1.0);
     assert!(cc.bandwidth() < 1_000.0, "{}", cc.bandwidth());
@@ -435,9 +440,7 @@ fn a_collapsed_estimate_starts_up_again() {
 
 #[test]
 fn a_collapsed_flow_does_not_count_room_found_just_after_its_rtt_fell_under_others_drain() {
-    let mut t = Instant::now();
-    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-    closed_loop(&mut cc, &mut t, 3.0, 10_000.0, 50, 1.0);
+    let (mut cc, mut t) = cruising_in_a_closed_loop();
     closed_loop(&mut cc, &mut t, 1.0, 20.0, 200, 1.0);
     // As flows that checked their base RTT together come back, the RTT keeps falling under
     // their drain: the room the probes find is theirs, and the flow does not start up again.
