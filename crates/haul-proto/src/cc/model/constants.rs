@@ -591,6 +591,19 @@ pub(super) const OVERSUBSCRIBED_FLOOR: f64 = 0.7;
 /// deepest cut (see [`OVERSUBSCRIBED`]).
 pub(super) const OVERSUBSCRIBED_WEIGHT: f64 = 4.0;
 pub(super) const OVERSUBSCRIBED_DEEPEST: f64 = 0.5;
+/// The largest weight of the cut (see [`OVERSUBSCRIBED`]) for a flow under half the link, which
+/// `(share ÷ DRAIN_SHARE)²` reaches at 0.31 of it. Of two flows, the smaller gave back
+/// 1.65 × what the link did not deliver at 0.45 of the link and the larger 2.47 × at 0.55, so
+/// both lost nearly alike and the shares stood. With this, the smaller gives back 0.8 × and
+/// the larger still 2.47 ×; four equal flows, at a quarter each, are left as they were. Two
+/// flows from different hosts at 100 ms, started 0.75–1.25 s apart, with Jain under 0.98 8 to
+/// 18 s after the second start: 26 → 4 of seeds 17–112, 53 → 2 of seeds 113–304; started
+/// exactly a second apart 54 → 8; at 300 ms 46 → 25. Four at 300 ms: 30 → 28 of seeds
+/// 17–304 at +20 % of RTT or more, 34 → 34 under Jain 0.98; in the lab, 24 runs each taking
+/// turns, 2 → 4 runs at +20 % or more and 0 → 2 under Jain 0.98. Capped at 0.6 / 0.7 / 0.9 /
+/// 1.0, two at 100 ms read 2 / 2 / 2 / 6 seeds of 96, four at 300 ms 11 / 9 / 11 / 10 at
+/// +20 % (docs/journal/congestion.md, "The smaller of two flows gives back less").
+pub(super) const UNDER_HALF_WEIGHT: f64 = 0.8;
 /// How long a bandwidth estimate published by a connection that shares the base RTT counts
 /// (see `ModelRate::cut_to_the_shared_link`): a cruising round lasts at most [`MAX_ROUND`], so a
 /// sibling that still cruises has published within it; one that has closed, or has left cruise,

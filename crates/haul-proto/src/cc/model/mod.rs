@@ -1417,7 +1417,12 @@ impl ModelRate {
             return;
         }
         let weight = self.link_share(bw).map_or(1.0, |share| {
-            (share / DRAIN_SHARE).powi(2).min(OVERSUBSCRIBED_WEIGHT)
+            let most = if share < 0.5 {
+                UNDER_HALF_WEIGHT
+            } else {
+                OVERSUBSCRIBED_WEIGHT
+            };
+            (share / DRAIN_SHARE).powi(2).min(most)
         });
         let factor = 1.0 - (1.0 - delivered / sent) * weight;
         tracing::debug!(

@@ -211,6 +211,14 @@ fn a_queue_that_grows_while_a_round_delivers_less_than_it_sent_cuts_the_estimate
     let quarter = (0.25f64 / DRAIN_SHARE).powi(2);
     assert!(close(cut_after(0.25, 0.9, 70), 1.0 - 0.1 * quarter));
     assert!(close(cut_after(0.7, 0.9, 70), 0.6));
+    // Under half the link, at most UNDER_HALF_WEIGHT of it; over half, (share ÷ 0.35)²: the
+    // smaller of two flows gives back a third of what the larger does.
+    assert!(close(
+        cut_after(0.45, 0.9, 70),
+        1.0 - 0.1 * UNDER_HALF_WEIGHT
+    ));
+    let over_half = (0.55f64 / DRAIN_SHARE).powi(2);
+    assert!(close(cut_after(0.55, 0.9, 70), 1.0 - 0.1 * over_half));
     assert!(close(cut_after(0.8, 0.9, 70), 0.6));
     // At most by half.
     assert!(close(cut_after(0.8, 0.8, 70), 0.5));
