@@ -597,11 +597,38 @@ impl ModelRate {
     /// the other flows hold where that is less (the flow holds more than half the link), so
     /// that the larger of two flows adds no more than the smaller.
     fn least_probe_beside_others(&self, least: f64, c: f64, bw: f64) -> f64 {
-        if self.siblings_held.is_none() && self.sharing_rounds >= SHARING_ROUNDS {
+        if self.shared_alone_a_while() {
             least * (c / bw - 1.0).min(1.0)
         } else {
             least
         }
+    }
+
+    /// Whether the flow has shared the link for [`SHARING_ROUNDS`] without siblings: then, over
+    /// half the link, it is the largest flow there.
+    fn shared_alone_a_while(&self) -> bool {
+        self.siblings_held.is_none() && self.sharing_rounds >= SHARING_ROUNDS
+    }
+
+    /// At the end of a probe cycle: a fair flow that has shared the link a while without
+    /// siblings and holds more than half of it gives back part of its excess over half (see
+    /// [`OVER_HALF_YIELD`]).
+    fn yield_over_half(&mut self) {
+        if self.policy != Policy::Fair || !self.shared_alone_a_while() {
+            return;
+        }
+        let Some(share) = self
+            .link_share(self.bandwidth())
+            .filter(|&share| share > 0.5)
+        else {
+            return;
+        };
+        tracing::debug!(
+            isn = self.first_seq,
+            share,
+            "over half the link at a cycle's end: yield"
+        );
+        self.cut_estimate(1.0 - OVER_HALF_YIELD * (share - 0.5) / share);
     }
 
     /// A sharing fair flow's probe beside cruising siblings (connections that share its base

@@ -524,6 +524,9 @@ impl ModelRate {
         };
         if !self.draining_queue {
             self.cycle = (self.cycle + 1) % CYCLE.len();
+            if self.cycle == 0 {
+                self.yield_over_half();
+            }
             // Collapsed, or small away from another flow's queue (see `ModelRate::small`):
             // probe again at once instead of holding.
             let small = self.calm_rounds >= CALM_ROUNDS && self.small(now, bw);

@@ -361,6 +361,31 @@ fn a_flow_holding_more_than_half_the_link_a_while_probes_by_a_quarter_of_what_th
 }
 
 #[test]
+fn a_flow_holding_more_than_half_the_link_a_while_yields_part_of_its_excess() {
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+    // The estimate after a cycle's end, as a multiple of before, for a flow at `share` of the
+    // link that has shared it for `rounds`, with siblings or not.
+    let yielded = |share: f64, rounds: u32, siblings: bool| {
+        let (mut cc, bw) = cruising_beside_capacity(1.0 / share);
+        cc.sharing_rounds = rounds;
+        cc.siblings_held = siblings.then_some((1, bw));
+        cc.yield_over_half();
+        cc.bandwidth() / bw
+    };
+    // A quarter of its excess: at 0.8 of the link 0.3 ÷ 0.8 of its estimate is excess, at 0.6
+    // a sixth.
+    assert!(close(
+        yielded(0.8, SHARING_ROUNDS, false),
+        1.0 - 0.25 * 0.375
+    ));
+    assert!(close(yielded(0.6, SHARING_ROUNDS, false), 1.0 - 0.25 / 6.0));
+    // Not at half the link or under, not sharing it for long, nor beside siblings.
+    assert!(close(yielded(0.5, SHARING_ROUNDS, false), 1.0));
+    assert!(close(yielded(0.8, SHARING_ROUNDS - 1, false), 1.0));
+    assert!(close(yielded(0.8, SHARING_ROUNDS, true), 1.0));
+}
+
+#[test]
 fn a_flow_whose_probes_find_room_climbs_by_a_quarter_of_its_rate() {
     let (mut cc, mut t) = cruising_in_a_closed_loop();
     // The receiver measures a link of 30 000 and nothing else uses it: every probe is
