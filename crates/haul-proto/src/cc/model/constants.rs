@@ -504,6 +504,11 @@ pub(super) const FOREIGN_GROWTH: f64 = 6.0;
 /// seconds: two flows started together at 300 ms held 64 and 40 Mbit/s from 5 s to 20 s
 /// (docs/journal/congestion.md, "Estimates that add up to more than the link").
 pub(super) const SHARE_CUT: f64 = 0.1;
+/// A flow that holds more than this share of the link holds more than all the others together:
+/// it is the largest there. The larger of two flows gives back over it ([`OVER_HALF_CUT`],
+/// [`OVER_HALF_YIELD`]); under it, a flow's cut for a round that delivered less than it sent
+/// is capped ([`UNDER_HALF_WEIGHT`]).
+pub(super) const HALF_THE_LINK: f64 = 0.5;
 /// A fair flow without siblings that holds more than half of the link when a queue forms in a
 /// hold round is the largest of the flows on it, and gives back at least this part of what it
 /// holds over half, where that is more than [`SHARE_CUT`] takes (above 56 % of the link): at 70 %

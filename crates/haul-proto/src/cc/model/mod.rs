@@ -619,7 +619,7 @@ impl ModelRate {
         }
         let Some(share) = self
             .link_share(self.bandwidth())
-            .filter(|&share| share > 0.5)
+            .filter(|&share| share > HALF_THE_LINK)
         else {
             return;
         };
@@ -628,7 +628,7 @@ impl ModelRate {
             share,
             "over half the link at a cycle's end: yield"
         );
-        self.cut_estimate(1.0 - OVER_HALF_YIELD * (share - 0.5) / share);
+        self.cut_estimate(keeping_over_half(share, OVER_HALF_YIELD));
     }
 
     /// A sharing fair flow's probe beside cruising siblings (connections that share its base
@@ -1404,8 +1404,8 @@ impl ModelRate {
             return;
         };
         let by_share = 1.0 - SHARE_CUT * share;
-        let factor = if share > 0.5 && self.siblings_held.is_none() {
-            by_share.min(1.0 - OVER_HALF_CUT * (share - 0.5) / share)
+        let factor = if share > HALF_THE_LINK && self.siblings_held.is_none() {
+            by_share.min(keeping_over_half(share, OVER_HALF_CUT))
         } else {
             by_share
         };
@@ -1444,7 +1444,7 @@ impl ModelRate {
             return;
         }
         let weight = self.link_share(bw).map_or(1.0, |share| {
-            let most = if share < 0.5 {
+            let most = if share < HALF_THE_LINK {
                 UNDER_HALF_WEIGHT
             } else {
                 OVERSUBSCRIBED_WEIGHT
@@ -2086,6 +2086,12 @@ impl CongestionControlFactory for ModelRateFactory {
             self.max_bps,
         ))
     }
+}
+
+/// The factor on the estimate of a flow at `share` of the link (over half) that gives back
+/// `part` of what it holds over half.
+fn keeping_over_half(share: f64, part: f64) -> f64 {
+    1.0 - part * (share - HALF_THE_LINK) / share
 }
 
 #[cfg(test)]

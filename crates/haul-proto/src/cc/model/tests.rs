@@ -181,6 +181,11 @@ fn cruising_in_a_closed_loop() -> (ModelRate, Instant) {
     (cc, t)
 }
 
+/// Whether two factors are equal but for rounding.
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
 /// The estimate after `cut_to_delivery` on a flow at `share` of the link that sent 10 000
 /// packets per second in each of its last two rounds, delivered `delivered` of that, and
 /// saw the queue at the rounds' ends go from 60 ms to `queue_ms`; as a multiple of before.
@@ -203,7 +208,6 @@ fn cut_for_delivery(cc: &mut ModelRate, delivered: f64, queue_ms: u64) {
 
 #[test]
 fn a_queue_that_grows_while_a_round_delivers_less_than_it_sent_cuts_the_estimate() {
-    let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
     // Alone on the link: by what the link did not deliver.
     assert!(close(cut_after(1.0, 0.9, 70), 0.9));
     // Sharing it: a quarter of the link gives (0.25 ÷ 0.35)² of that, 0.7 of the link
@@ -362,7 +366,6 @@ fn a_flow_holding_more_than_half_the_link_a_while_probes_by_a_quarter_of_what_th
 
 #[test]
 fn a_flow_holding_more_than_half_the_link_a_while_yields_part_of_its_excess() {
-    let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
     // The estimate after a cycle's end, as a multiple of before, for a flow at `share` of the
     // link that has shared it for `rounds`, with siblings or not.
     let yielded = |share: f64, rounds: u32, siblings: bool| {
