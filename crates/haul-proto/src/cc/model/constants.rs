@@ -522,8 +522,8 @@ pub(super) const HALF_THE_LINK: f64 = 0.5;
 /// the other holds").
 pub(super) const OVER_HALF_CUT: f64 = 0.5;
 /// A fair flow without siblings that has shared the link for [`SHARING_ROUNDS`] and holds more
-/// than half of it gives back this part of what it holds over half at the end of each probe
-/// cycle, the round before its probe, queue or none: it is the largest flow there. Two flows'
+/// than half of it gives back this part of what it holds over half once each probe cycle (at
+/// [`YIELD_PHASE`]), queue or none: it is the largest flow there. Two flows'
 /// cycles keep step, and their probes land in the same round, so a FIFO shares them out in
 /// proportion; the cut over half ([`OVER_HALF_CUT`]) waits for a queue in a hold round. With
 /// this, the smaller flow's probe finds the room. A lone flow whose capacity reads high enough
@@ -538,6 +538,25 @@ pub(super) const OVER_HALF_CUT: f64 = 0.5;
 /// in 0 → 1 (the cap alone met it in every run); at 300 ms none in eight either way
 /// (docs/journal/congestion.md, "The larger of two flows yields each cycle").
 pub(super) const OVER_HALF_YIELD: f64 = 0.25;
+/// The phase of the probe cycle at whose start [`OVER_HALF_YIELD`] gives back: the last hold
+/// round, the round before the probe. A yield is a cut, and a cut holds the next round's
+/// delivery sample to the estimate it leaves (that round delivers packets sent before it). Made
+/// at the cycle's end (session 82), the round held was the probe's: where the probe delivers
+/// within its own round (10 ms) it never counted, and elsewhere the room test ([`ROOM_FOUND`])
+/// compared it with the estimate from before the yield. So a flow whose partner had left went
+/// on giving back what its probes found. Two flows from different hosts, the first stopped
+/// after 30 s, seeds 17–24 (`left_alone_across_seeds`): the one left stayed at 51 / 70 Mbit/s
+/// of 100 at 10 / 100 ms for the 20 s measured in 8 / 6 seeds, and at 300 ms filled the link in
+/// 3 seeds of 8. A round earlier it fills the link from 2–3 / 3–5 / 8–13 s after the other
+/// stopped, as before the yield (2–3 / 4–5 / 8–12 s). In the lab at 10 ms (three runs each,
+/// taking turns) the flow left stayed at 50 Mbit/s for 20 s, and now fills the link 2 s after.
+/// The cost: two flows from different hosts, Jain under 0.98 in seeds 17–112 / 113–304, at
+/// 100 ms jittered 3 / 0 → 1 / 1, a second apart 0 / 3 → 1 / 5, at 300 ms 18 / 30 → 20 / 38.
+/// At the cycle's end the yield also kept the larger flow's own probe from counting, which is
+/// what kept a lone flow down. Phases 3–6 let a lone flow fill the link too, and read 1–3 / 1–6
+/// / 20–22 of seeds 17–112 (docs/journal/congestion.md, "A flow left alone fills the link
+/// again").
+pub(super) const YIELD_PHASE: usize = CYCLE.len() - 1;
 /// A fair flow that holds at least [`OVERRUN_SHARE`] of the capacity, drains for a standing
 /// queue and sees it not shrink while the buffer drops packets, estimates more than it can get:
 /// flows that start together each leave start-up with what they delivered while the buffer

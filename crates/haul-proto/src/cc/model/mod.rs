@@ -610,9 +610,9 @@ impl ModelRate {
         self.siblings_held.is_none() && self.sharing_rounds >= SHARING_ROUNDS
     }
 
-    /// At the end of a probe cycle: a fair flow that has shared the link a while without
-    /// siblings and holds more than half of it gives back part of its excess over half (see
-    /// [`OVER_HALF_YIELD`]).
+    /// Once a probe cycle (at [`YIELD_PHASE`]): a fair flow that has shared the link a while
+    /// without siblings and holds more than half of it gives back part of its excess over half
+    /// (see [`OVER_HALF_YIELD`]).
     fn yield_over_half(&mut self) {
         if self.policy != Policy::Fair || !self.shared_alone_a_while() {
             return;

@@ -524,7 +524,7 @@ impl ModelRate {
         };
         if !self.draining_queue {
             self.cycle = (self.cycle + 1) % CYCLE.len();
-            if self.cycle == 0 {
+            if self.cycle == YIELD_PHASE {
                 self.yield_over_half();
             }
             // Collapsed, or small away from another flow's queue (see `ModelRate::small`):

@@ -389,6 +389,19 @@ fn a_flow_holding_more_than_half_the_link_a_while_yields_part_of_its_excess() {
 }
 
 #[test]
+fn a_flow_over_half_the_link_whose_partner_left_climbs_to_the_link() {
+    let (mut cc, mut t) = cruising_in_a_closed_loop();
+    // The receiver measures a link of 14 000, of which the flow holds 0.71, and it has shared
+    // the link long enough to yield over half; now nothing else uses it. Yielding at the end
+    // of each cycle, it gave back what its probes found and held 10 100 after 5 s.
+    cc.capacity = Some(14_000.0);
+    cc.sharing_rounds = SHARING_ROUNDS;
+    closed_loop(&mut cc, &mut t, 5.0, 14_000.0, 50, 1.0);
+    let bw = cc.bandwidth();
+    assert!(bw >= 0.9 * 14_000.0, "{bw}");
+}
+
+#[test]
 fn a_flow_whose_probes_find_room_climbs_by_a_quarter_of_its_rate() {
     let (mut cc, mut t) = cruising_in_a_closed_loop();
     // The receiver measures a link of 30 000 and nothing else uses it: every probe is
