@@ -521,41 +521,41 @@ pub(super) const HALF_THE_LINK: f64 = 0.5;
 /// exactly a second apart (docs/journal/congestion.md, "The larger of two flows probes by what
 /// the other holds").
 pub(super) const OVER_HALF_CUT: f64 = 0.5;
-/// A fair flow without siblings that has shared the link for [`SHARING_ROUNDS`] and holds more
-/// than half of it gives back this part of what it holds over half once each probe cycle (at
-/// [`YIELD_PHASE`]), queue or none: it is the largest flow there. Two flows'
-/// cycles keep step, and their probes land in the same round, so a FIFO shares them out in
-/// proportion; the cut over half ([`OVER_HALF_CUT`]) waits for a queue in a hold round. With
-/// this, the smaller flow's probe finds the room. A lone flow whose capacity reads high enough
-/// to look shared gives back too, and its next probe finds room (see [`ROOM_FOUND`]), which
-/// starts the count over. Two flows from different hosts, Jain under 0.98 8 to 18 s after the
-/// second start, seeds 17–112 / 113–304: at 100 ms with jittered starts 4 / 2 → 3 / 0, exactly a
-/// second apart 8 / 16 → 0 / 3, at 300 ms 25 / 41 → 18 / 30; efficiency medians unchanged or up
-/// (0.958 → 0.961 at 300 ms). At 0.5: 1 / 0 / 17 of seeds 17–112, but efficiency 0.960 / 0.965 /
-/// 0.955. Four flows, and flows from one endpoint, read the same summaries; beside the model of
-/// CUBIC at 100 ms haul's last 100 s of 120 read 30.2 → 29.7 Mbit/s (the least 26.1 → 25.7).
-/// The lab does not show the gain: two at 100 ms, sixteen runs each taking turns, under 0.98
-/// in 0 → 1 (the cap alone met it in every run); at 300 ms none in eight either way
-/// (docs/journal/congestion.md, "The larger of two flows yields each cycle").
+/// A fair flow without siblings that has shared the link for [`SHARING_ROUNDS`] and holds more than
+/// half of it gives back this part of what it holds over half once each probe cycle (at
+/// [`YIELD_PHASE`]), queue or none: it is the largest flow there. Two flows' cycles keep step, and
+/// their probes land in the same round, so a FIFO shares them out in proportion; the cut over half
+/// ([`OVER_HALF_CUT`]) waits for a queue in a hold round. With this, the smaller flow's probe finds
+/// the room. A lone flow whose capacity reads high enough to look shared gives back too, and its
+/// next probe finds room (see [`ROOM_FOUND`]), which starts the count over. Two flows from
+/// different hosts, Jain under 0.98 8 to 18 s after the second start, seeds 17–112 / 113–304: at
+/// 100 ms with jittered starts 4 / 2 → 3 / 0, exactly a second apart 8 / 16 → 0 / 3, at 300 ms 25 /
+/// 41 → 18 / 30; efficiency medians unchanged or up (0.958 → 0.961 at 300 ms). At 0.5: 1 / 0 / 17
+/// of seeds 17–112, but efficiency 0.960 / 0.965 / 0.955. Four flows, and flows from one endpoint,
+/// read the same summaries; beside the model of CUBIC at 100 ms haul's last 100 s of 120 read 30.2
+/// → 29.7 Mbit/s (the least 26.1 → 25.7). The lab does not show the gain: two at 100 ms, sixteen
+/// runs each taking turns, under 0.98 in 0 → 1 (the cap alone met it in every run); at 300 ms none
+/// in eight either way (docs/journal/congestion.md, "The larger of two flows yields each cycle").
+/// These figures are of the yield at the start of the probe round, where it also kept the larger
+/// flow's probe from counting; [`YIELD_PHASE`] gives those of the yield where it is now.
 pub(super) const OVER_HALF_YIELD: f64 = 0.25;
-/// The phase of the probe cycle at whose start [`OVER_HALF_YIELD`] gives back: the last hold
-/// round, the round before the probe. A yield is a cut, and a cut holds the next round's
-/// delivery sample to the estimate it leaves (that round delivers packets sent before it). Made
-/// at the cycle's end (session 82), the round held was the probe's: where the probe delivers
-/// within its own round (10 ms) it never counted, and elsewhere the room test ([`ROOM_FOUND`])
-/// compared it with the estimate from before the yield. So a flow whose partner had left went
-/// on giving back what its probes found. Two flows from different hosts, the first stopped
-/// after 30 s, seeds 17–24 (`left_alone_across_seeds`): the one left stayed at 51 / 70 Mbit/s
-/// of 100 at 10 / 100 ms for the 20 s measured in 8 / 6 seeds, and at 300 ms filled the link in
-/// 3 seeds of 8. A round earlier it fills the link from 2–3 / 3–5 / 8–13 s after the other
-/// stopped, as before the yield (2–3 / 4–5 / 8–12 s). In the lab at 10 ms (three runs each,
-/// taking turns) the flow left stayed at 50 Mbit/s for 20 s, and now fills the link 2 s after.
-/// The cost: two flows from different hosts, Jain under 0.98 in seeds 17–112 / 113–304, at
-/// 100 ms jittered 3 / 0 → 1 / 1, a second apart 0 / 3 → 1 / 5, at 300 ms 18 / 30 → 20 / 38.
-/// At the cycle's end the yield also kept the larger flow's own probe from counting, which is
-/// what kept a lone flow down. Phases 3–6 let a lone flow fill the link too, and read 1–3 / 1–6
-/// / 20–22 of seeds 17–112 (docs/journal/congestion.md, "A flow left alone fills the link
-/// again").
+/// The phase of the probe cycle at whose start [`OVER_HALF_YIELD`] gives back: the last hold round,
+/// the round before the probe. A yield is a cut, and a cut holds the next round's delivery sample
+/// to the estimate it leaves (that round delivers packets sent before it). Made at the start of the
+/// probe round (session 82), the round held was the probe's: where it delivers within its own round
+/// (10 ms) it never counted, and elsewhere the room test ([`ROOM_FOUND`]) compared it with the
+/// estimate from before the yield. So a flow whose partner had left went on giving back what its
+/// probes found. Two flows from different hosts, the first stopped after 30 s, seeds 17–24
+/// (`left_alone_across_seeds`): the one left stayed at 51 / 70 Mbit/s of 100 at 10 / 100 ms for the
+/// 20 s measured in 8 / 6 seeds, and at 300 ms filled the link in 3 seeds of 8. A round earlier it
+/// fills the link from 2–3 / 3–5 / 8–13 s after the other stopped, as before the yield (2–3 / 4–5 /
+/// 8–12 s). In the lab at 10 ms (three runs each, taking turns) the flow left stayed at 50 Mbit/s
+/// for 20 s, and now fills the link 2 s after. The cost: two flows from different hosts, Jain under
+/// 0.98 in seeds 17–112 / 113–304, at 100 ms jittered 3 / 0 → 1 / 1, a second apart 0 / 3 → 1 / 5,
+/// at 300 ms 18 / 30 → 20 / 38: at the start of the probe round the yield also kept the larger
+/// flow's own probe from counting, which made it stronger than designed, and is what kept a lone
+/// flow down. Phases 3–6 let a lone flow fill the link too, and read 1–3 / 1–6 / 20–22 of seeds
+/// 17–112 (docs/journal/congestion.md, "A flow left alone fills the link again").
 pub(super) const YIELD_PHASE: usize = CYCLE.len() - 1;
 /// A fair flow that holds at least [`OVERRUN_SHARE`] of the capacity, drains for a standing
 /// queue and sees it not shrink while the buffer drops packets, estimates more than it can get:

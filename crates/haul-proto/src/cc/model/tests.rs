@@ -392,8 +392,8 @@ fn a_flow_holding_more_than_half_the_link_a_while_yields_part_of_its_excess() {
 fn a_flow_over_half_the_link_whose_partner_left_climbs_to_the_link() {
     let (mut cc, mut t) = cruising_in_a_closed_loop();
     // The receiver measures a link of 14 000, of which the flow holds 0.71, and it has shared
-    // the link long enough to yield over half; now nothing else uses it. Yielding at the end
-    // of each cycle, it gave back what its probes found and held 10 100 after 5 s.
+    // the link long enough to yield over half; now nothing else uses it. Yielding at the start
+    // of each probe round, it gave back what its probes found and held 10 100 after 5 s.
     cc.capacity = Some(14_000.0);
     cc.sharing_rounds = SHARING_ROUNDS;
     closed_loop(&mut cc, &mut t, 5.0, 14_000.0, 50, 1.0);
