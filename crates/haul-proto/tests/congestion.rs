@@ -9,6 +9,7 @@ use common::{addr, log_from_env, Host, Source};
 use haul_proto::cc::{CongestionControlFactory, ModelRateFactory, Policy, Udt4DaimdFactory};
 use haul_proto::ConnectionConfig;
 use haul_sim::{LinkConfig, Simulation};
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -38,6 +39,22 @@ fn bulk_sender(cfg: ConnectionConfig, seed: u64, now: Instant) -> Host {
     client
 }
 
+/// Two simulated hosts configured with `cfg`, in a simulation seeded with `seed`: a client that
+/// writes an endless stream on every connection it opens (see [`bulk_sender`]) and a server
+/// that accepts (seeded `seed + 1`). No path joins them yet. The simulation, then the client's
+/// node and address, then the server's.
+fn bulk_pair(
+    seed: u64,
+    cfg: ConnectionConfig,
+) -> (Simulation<Host>, usize, SocketAddr, usize, SocketAddr) {
+    let mut sim = Simulation::new(seed);
+    let now = sim.now();
+    let (c, s) = (addr("10.0.0.1:1"), addr("10.0.0.2:2"));
+    let ci = sim.add_node(c, bulk_sender(cfg.clone(), seed, now));
+    let si = sim.add_node(s, Host::new(cfg, true, seed + 1, now));
+    (sim, ci, c, si, s)
+}
+
 /// One flow of the default controller for `secs` of virtual time; efficiency measured after
 /// 1 s + 5 RTT.
 fn run(seed: u64, rate_bps: u64, rtt_ms: u64, loss: f64, secs: u64) -> Run {
@@ -61,13 +78,8 @@ fn run_with(
 ) -> Run {
     log_from_env();
     let rtt = Duration::from_millis(rtt_ms);
-    let mut sim: Simulation<Host> = Simulation::new(seed);
+    let (mut sim, ci, c, si, s) = bulk_pair(seed, config(cc));
     let now = sim.now();
-    let cfg = config(cc);
-    let client = bulk_sender(cfg.clone(), seed, now);
-    let (c, s) = (addr("10.0.0.1:1"), addr("10.0.0.2:2"));
-    let ci = sim.add_node(c, client);
-    let si = sim.add_node(s, Host::new(cfg, true, seed + 1, now));
     let link = LinkConfig {
         loss,
         ..LinkConfig::wan(rate_bps, rtt)
@@ -157,13 +169,9 @@ fn startup_time_with(
     coalesce: Duration,
 ) -> Option<Duration> {
     let rtt = Duration::from_millis(rtt_ms);
-    let mut sim: Simulation<Host> = Simulation::new(seed);
-    let now = sim.now();
     let cfg = config(Arc::new(ModelRateFactory::default()));
-    let client = bulk_sender(cfg.clone(), seed, now);
-    let (c, s) = (addr("10.0.0.1:1"), addr("10.0.0.2:2"));
-    let ci = sim.add_node(c, client);
-    let si = sim.add_node(s, Host::new(cfg, true, seed + 1, now));
+    let (mut sim, ci, c, si, s) = bulk_pair(seed, cfg);
+    let now = sim.now();
     sim.set_link(
         c,
         s,
@@ -572,8 +580,6 @@ fn trace_one_flow() {
     let rtt = Duration::from_millis(env_or("TRACE_RTT", 100));
     // TRACE_SEED (default 1) draws the run, as `run`'s seed does.
     let seed: u64 = env_or("TRACE_SEED", 1);
-    let mut sim: Simulation<Host> = Simulation::new(seed);
-    let now = sim.now();
     // TRACE_POLICY=scavenger traces the scavenger.
     let policy = match std::env::var("TRACE_POLICY").as_deref() {
         Ok("scavenger") => Policy::Scavenger,
@@ -583,10 +589,8 @@ fn trace_one_flow() {
         policy,
         ..ModelRateFactory::default()
     }));
-    let client = bulk_sender(cfg.clone(), seed, now);
-    let (c, s) = (addr("10.0.0.1:1"), addr("10.0.0.2:2"));
-    let ci = sim.add_node(c, client);
-    let si = sim.add_node(s, Host::new(cfg, true, seed + 1, now));
+    let (mut sim, ci, c, si, s) = bulk_pair(seed, cfg);
+    let now = sim.now();
     let loss: f64 = env_or("TRACE_LOSS", 0.0);
     let rate: u64 = env_or("TRACE_RATE", 100_000_000);
     // TRACE_BOTH=1 loses packets in both directions, as `haul lab compare` does.
@@ -682,18 +686,13 @@ struct Shared {
 fn share_started(flows: usize, rtt_ms: u64, seed: u64, gap_ms: u64, later_s: u64) -> Shared {
     log_from_env();
     let rtt = Duration::from_millis(rtt_ms);
-    let mut sim: Simulation<Host> = Simulation::new(seed);
-    let now = sim.now();
     // The flows leave one endpoint for one host, and share their least RTT; FAIR_SHARE_RTT=0
     // measures them as flows from different hosts, each alone.
     let cfg = ConnectionConfig {
         share_path_rtt: env_or("FAIR_SHARE_RTT", 1) != 0,
         ..config(Arc::new(ModelRateFactory::default()))
     };
-    let (c, s) = (addr("10.0.0.1:1"), addr("10.0.0.2:2"));
-    let client = bulk_sender(cfg.clone(), seed, now);
-    let ci = sim.add_node(c, client);
-    let si = sim.add_node(s, Host::new(cfg, true, seed + 1, now));
+    let (mut sim, ci, c, si, s) = bulk_pair(seed, cfg);
     // Noise the lab has in some form: FAIR_LINK_JITTER_US delays each packet by up to that
     // much after the bottleneck (order kept), FAIR_ACK_JITTER_US the reverse path only (the
     // ACKs: RTT samples and report timing, not the capacity the receiver measures), and
@@ -1125,13 +1124,9 @@ fn fairness_across_seeds() {
 fn recovery_after_a_stall(rate: u64, rtt_ms: u64, seed: u64, halves: usize) -> Vec<f64> {
     log_from_env();
     let rtt = Duration::from_millis(rtt_ms);
-    let mut sim: Simulation<Host> = Simulation::new(seed);
-    let now = sim.now();
     let cfg = config(Arc::new(ModelRateFactory::default()));
-    let client = bulk_sender(cfg.clone(), seed, now);
-    let (c, s) = (addr("10.0.0.1:1"), addr("10.0.0.2:2"));
-    let ci = sim.add_node(c, client);
-    let si = sim.add_node(s, Host::new(cfg, true, seed + 1, now));
+    let (mut sim, ci, c, si, s) = bulk_pair(seed, cfg);
+    let now = sim.now();
     sim.set_path(c, s, LinkConfig::wan(rate, rtt));
     sim.node_mut(ci).connect(now, s);
     sim.run_until(Duration::from_secs(3), |_| false);
@@ -1211,15 +1206,12 @@ fn stall_recovery_across_seeds() {
 /// goodput of each second after that, Mbit/s: what the flow left alone makes of the room.
 fn left_alone(rtt_ms: u64, seed: u64, shared_s: u64, secs: usize) -> Vec<f64> {
     log_from_env();
-    let mut sim: Simulation<Host> = Simulation::new(seed);
-    let now = sim.now();
     let cfg = ConnectionConfig {
         share_path_rtt: false,
         ..config(Arc::new(ModelRateFactory::default()))
     };
-    let (c, s) = (addr("10.0.0.1:1"), addr("10.0.0.2:2"));
-    let ci = sim.add_node(c, bulk_sender(cfg.clone(), seed, now));
-    let si = sim.add_node(s, Host::new(cfg, true, seed + 1, now));
+    let (mut sim, ci, c, si, s) = bulk_pair(seed, cfg);
+    let now = sim.now();
     sim.set_path(
         c,
         s,
@@ -1437,13 +1429,8 @@ fn a_scavenger_alone_fills_the_path() {
 /// 91 Mbit/s per half second); an average over 22–25 s sat on that ramp and moved by 10 Mbit/s
 /// when the start of the run shifted by a few hundred milliseconds.
 fn beside_a_loss_based_flow(rtt_ms: u64, with_scavenger: bool) -> (f64, f64, f64) {
-    let mut sim: Simulation<Host> = Simulation::new(3);
+    let (mut sim, ci, c, _, s) = bulk_pair(3, config(Arc::new(Udt4DaimdFactory)));
     let now = sim.now();
-    let cfg = config(Arc::new(Udt4DaimdFactory));
-    let (c, s) = (addr("10.0.0.1:1"), addr("10.0.0.2:2"));
-    let client = bulk_sender(cfg.clone(), 3, now);
-    let ci = sim.add_node(c, client);
-    sim.add_node(s, Host::new(cfg, true, 4, now));
     sim.set_path(
         c,
         s,
@@ -1525,13 +1512,9 @@ fn beside_cubic(rtt_ms: u64, seed: u64, secs: usize, end_secs: usize, flows: usi
          and CUBIC_END_SECS from 1 to CUBIC_SECS − 1"
     );
     log_from_env();
-    let mut sim: Simulation<Host> = Simulation::new(seed);
-    let now = sim.now();
-    let (c, s) = (addr("10.0.0.1:1"), addr("10.0.0.2:2"));
     let cfg = config(Arc::new(ModelRateFactory::default()));
-    let client = bulk_sender(cfg.clone(), seed, now);
-    let ci = sim.add_node(c, client);
-    let si = sim.add_node(s, Host::new(cfg.clone(), true, seed + 1, now));
+    let (mut sim, ci, c, si, s) = bulk_pair(seed, cfg.clone());
+    let now = sim.now();
     sim.set_path(
         c,
         s,

@@ -626,7 +626,7 @@ impl ModelRate {
         tracing::debug!(
             isn = self.first_seq,
             share,
-            "over half the link at a cycle's end: yield"
+            "over half the link, the round before the probe: yield"
         );
         self.cut_estimate(keeping_over_half(share, OVER_HALF_YIELD));
     }

@@ -366,8 +366,8 @@ fn a_flow_holding_more_than_half_the_link_a_while_probes_by_a_quarter_of_what_th
 
 #[test]
 fn a_flow_holding_more_than_half_the_link_a_while_yields_part_of_its_excess() {
-    // The estimate after a cycle's end, as a multiple of before, for a flow at `share` of the
-    // link that has shared it for `rounds`, with siblings or not.
+    // The estimate after a yield, as a multiple of before, for a flow at `share` of the link
+    // that has shared it for `rounds`, with siblings or not.
     let yielded = |share: f64, rounds: u32, siblings: bool| {
         let (mut cc, bw) = cruising_beside_capacity(1.0 / share);
         cc.sharing_rounds = rounds;
