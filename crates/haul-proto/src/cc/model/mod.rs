@@ -65,6 +65,17 @@ enum Phase {
     Cruise,
 }
 
+/// A cruising flow's view of a stall of its path (see [`STALL_ROUNDS`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stall {
+    /// No stall lately.
+    None,
+    /// Rounds in a row that delivered next to nothing.
+    Stalling(u32),
+    /// Rounds since a stall of [`STALL_ROUNDS`] or more ended.
+    Over(u32),
+}
+
 /// The model-based controller (see the module documentation).
 #[derive(Debug)]
 pub struct ModelRate {
@@ -230,6 +241,8 @@ pub struct ModelRate {
     scavenger_scale: f64,
     /// The first sequence number (see [`CAPACITY_PACKETS`]).
     first_seq: u64,
+    /// Where the flow stands with a stall of its path (see [`STALL_ROUNDS`]).
+    stall: Stall,
     /// Highest sequence number sent, at the start of the previous round, of this one, and now.
     sent_a_round_ago: u64,
     sent_at_round_start: u64,
@@ -343,6 +356,7 @@ impl ModelRate {
             startup_saw_overflow: false,
             scavenger_scale: 1.0,
             first_seq: init.isn,
+            stall: Stall::None,
             sent_a_round_ago: init.isn,
             sent_at_round_start: init.isn,
             largest_sent: init.isn,

@@ -2,7 +2,7 @@
 //! (`ModelRate::next_round`).
 
 use super::constants::*;
-use super::{keep_maximum, ModelRate, Phase, Policy};
+use super::{keep_maximum, ModelRate, Phase, Policy, Stall};
 use std::time::{Duration, Instant};
 
 /// What one round measured, read once at its end.
@@ -427,8 +427,8 @@ impl ModelRate {
 
     /// Cruising, whether the round ending at `now` calls for start-up again: probes kept finding
     /// room after a collapse (see [`PROBE_HEADROOM`]) but for room other flows left as they
-    /// checked their base RTT (see [`ROOM_AFTER_A_FALL`]), or the link is back (see
-    /// [`LINK_BACK`]).
+    /// checked their base RTT (see [`ROOM_AFTER_A_FALL`]), the link is back (see
+    /// [`LINK_BACK`]), or the path is back after a stall (see [`STALL_ROUNDS`]).
     fn starts_again(&mut self, now: Instant, end: &RoundEnd) -> bool {
         let fair = self.policy == Policy::Fair;
         let bw = end.bw;
@@ -457,7 +457,39 @@ impl ModelRate {
                 "start-up again: probes found room after a collapse"
             );
         }
-        found_room || link_back
+        let back_from_a_stall = self.back_from_a_stall(end);
+        found_room || link_back || back_from_a_stall
+    }
+
+    /// Follows a stall of the path through the round that ended (see [`STALL_ROUNDS`]): whether
+    /// it is over, and the flow should start up again.
+    fn back_from_a_stall(&mut self, end: &RoundEnd) -> bool {
+        let filled_alone = self
+            .capacity
+            .zip(self.peak_bw)
+            .is_some_and(|(c, (peak, _))| peak >= ALONE * c);
+        let stalled = filled_alone && self.bw_rounds[self.round] < LINK_BACK * end.bw;
+        self.stall = match (self.stall, stalled) {
+            (Stall::Stalling(rounds), true) => Stall::Stalling(rounds + 1),
+            (_, true) => Stall::Stalling(1),
+            (Stall::Stalling(rounds), false) if rounds >= STALL_ROUNDS => Stall::Over(1),
+            (Stall::Over(rounds), false) if rounds < STALL_RESTART_WITHIN => {
+                Stall::Over(rounds + 1)
+            }
+            (_, false) => Stall::None,
+        };
+        let back = self.policy == Policy::Fair
+            && matches!(self.stall, Stall::Over(_))
+            && !self.checking_base
+            && end.quiet;
+        if back {
+            tracing::debug!(
+                bw = end.bw,
+                "start-up again: the path is back after a stall"
+            );
+            self.stall = Stall::None;
+        }
+        back
     }
 
     /// Cruising on: drain a queue that is ours, cut to what got through, watch for a base RTT
