@@ -1157,8 +1157,8 @@ fn recovery_after_a_stall(
 /// probing cycle took 3.5 s at 10 ms (and over 5 s at 100 ms when the stall came 2 s into the
 /// transfer). Probes that find room after a collapse start up again. A stall that does not
 /// collapse the estimate ends in start-up too (see `STALL_ROUNDS`): at 100 ms, stalled 0.24 or
-/// 0.6 s later than at first (at other phases of the probe cycle), the flow was at 86 / 62 % of
-/// the link 2 s after the stall, and at 62 % after 3 s.
+/// 0.6 s later than at first (at other phases of the probe cycle), the flow delivered 87 / 63 %
+/// of what a full link does 2 s after the stall, and the latter 69 % after 3 s.
 #[test]
 fn the_rate_comes_back_quickly_after_a_stall() {
     // Seeds 7 and 9 at 10 ms stayed at 12 Mbit/s for the 5 s measured while the flow resent the

@@ -404,9 +404,9 @@ pub(super) const HEADROOM_PROBES: u32 = 2;
 /// (see [`SHARING_ROUNDS`]), and yielded. `the_rate_comes_back_quickly_after_a_stall` stalls the
 /// link at one phase of the probe cycle, where the flow climbed back in time; stalled 0.24–0.84
 /// s later (every phase of the cycle, `STALL_SHIFT_MS`), a flow at 100 ms was short of the link
-/// 2 s after the stall in 71 of 72 runs (six phases × seeds 1–12), at 60–75 % of it for 3–4 s in
-/// half of them; with this, full in all 96 runs of the eight phases, and at 10 ms in all 96 as
-/// before. Only a flow that filled the link alone: a newcomer that starts into a full buffer
+/// 2 s after the stall in 71 of 72 runs (six phases × seeds 1–12), and at 53–73 % of it from 1
+/// to 3 s after in four of the six; with this, full in all 96 runs of the eight phases, and at
+/// 10 ms in all 96 as before. Only a flow that filled the link alone: a newcomer that starts into a full buffer
 /// delivers next to nothing for rounds too, and started up again into three others (four flows
 /// at 300 ms, seeds 19, 48 and 54). Flows that share the link print the same as without it in
 /// every fairness cell (docs/journal/congestion.md, "A stall at any phase of the cycle").

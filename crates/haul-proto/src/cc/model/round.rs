@@ -457,8 +457,12 @@ impl ModelRate {
                 "start-up again: probes found room after a collapse"
             );
         }
-        let back_from_a_stall = self.back_from_a_stall(end);
-        found_room || link_back || back_from_a_stall
+        let restart = self.back_from_a_stall(end) || found_room || link_back;
+        if restart {
+            // Whatever started it up again, a stall before it is behind it.
+            self.stall = Stall::None;
+        }
+        restart
     }
 
     /// Follows a stall of the path through the round that ended (see [`STALL_ROUNDS`]): whether
@@ -487,7 +491,6 @@ impl ModelRate {
                 bw = end.bw,
                 "start-up again: the path is back after a stall"
             );
-            self.stall = Stall::None;
         }
         back
     }
