@@ -55,6 +55,19 @@ fn bulk_pair(
     (sim, ci, c, si, s)
 }
 
+/// A [`bulk_pair`] joined by a 100 Mbit/s path of `rtt_ms` with a 1-BDP buffer: the simulation,
+/// the client's node, the server's node and address.
+fn bulk_pair_on_100_mbit(
+    seed: u64,
+    cfg: ConnectionConfig,
+    rtt_ms: u64,
+) -> (Simulation<Host>, usize, usize, SocketAddr) {
+    let (mut sim, ci, c, si, s) = bulk_pair(seed, cfg);
+    let rtt = Duration::from_millis(rtt_ms);
+    sim.set_path(c, s, LinkConfig::wan(100_000_000, rtt));
+    (sim, ci, si, s)
+}
+
 /// One flow of the default controller for `secs` of virtual time; efficiency measured after
 /// 1 s + 5 RTT.
 fn run(seed: u64, rate_bps: u64, rtt_ms: u64, loss: f64, secs: u64) -> Run {
@@ -1239,13 +1252,8 @@ fn left_alone(rtt_ms: u64, seed: u64, shared_s: u64, secs: usize) -> Vec<f64> {
         share_path_rtt: false,
         ..config(Arc::new(ModelRateFactory::default()))
     };
-    let (mut sim, ci, c, si, s) = bulk_pair(seed, cfg);
+    let (mut sim, ci, si, s) = bulk_pair_on_100_mbit(seed, cfg, rtt_ms);
     let now = sim.now();
-    sim.set_path(
-        c,
-        s,
-        LinkConfig::wan(100_000_000, Duration::from_millis(rtt_ms)),
-    );
     let first = sim.node_mut(ci).connect(now, s);
     sim.run_until(Duration::from_secs(1), |_| false);
     let t = sim.now();
@@ -1458,13 +1466,8 @@ fn a_scavenger_alone_fills_the_path() {
 /// 91 Mbit/s per half second); an average over 22–25 s sat on that ramp and moved by 10 Mbit/s
 /// when the start of the run shifted by a few hundred milliseconds.
 fn beside_a_loss_based_flow(rtt_ms: u64, with_scavenger: bool) -> (f64, f64, f64) {
-    let (mut sim, ci, c, _, s) = bulk_pair(3, config(Arc::new(Udt4DaimdFactory)));
+    let (mut sim, ci, _, s) = bulk_pair_on_100_mbit(3, config(Arc::new(Udt4DaimdFactory)), rtt_ms);
     let now = sim.now();
-    sim.set_path(
-        c,
-        s,
-        LinkConfig::wan(100_000_000, Duration::from_millis(rtt_ms)),
-    );
     let loss_based = sim.node_mut(ci).connect(now, s);
     sim.run_until(Duration::from_secs(1), |_| false);
     let t = sim.now();
@@ -1542,13 +1545,8 @@ fn beside_cubic(rtt_ms: u64, seed: u64, secs: usize, end_secs: usize, flows: usi
     );
     log_from_env();
     let cfg = config(Arc::new(ModelRateFactory::default()));
-    let (mut sim, ci, c, si, s) = bulk_pair(seed, cfg.clone());
+    let (mut sim, ci, si, s) = bulk_pair_on_100_mbit(seed, cfg.clone(), rtt_ms);
     let now = sim.now();
-    sim.set_path(
-        c,
-        s,
-        LinkConfig::wan(100_000_000, Duration::from_millis(rtt_ms)),
-    );
     let cubic = sim
         .node_mut(ci)
         .connect_with(now, s, config(Arc::new(CubicFactory)));

@@ -474,7 +474,7 @@ impl ModelRate {
             .is_some_and(|(c, (peak, _))| peak >= ALONE * c);
         let stalled = filled_alone && self.bw_rounds[self.round] < LINK_BACK * end.bw;
         self.stall = match (self.stall, stalled) {
-            (Stall::Stalling(rounds), true) => Stall::Stalling(rounds + 1),
+            (Stall::Stalling(rounds), true) => Stall::Stalling(rounds.saturating_add(1)),
             (_, true) => Stall::Stalling(1),
             (Stall::Stalling(rounds), false) if rounds >= STALL_ROUNDS => Stall::Over(1),
             (Stall::Over(rounds), false) if rounds < STALL_RESTART_WITHIN => {
