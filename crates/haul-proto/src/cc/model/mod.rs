@@ -624,6 +624,16 @@ impl ModelRate {
         self.siblings_held.is_none() && self.sharing_rounds >= SHARING_ROUNDS
     }
 
+    /// Whether this is a fair flow that has shared the link a while without siblings and holds
+    /// under half of it: not the largest flow there (see [`UNDER_HALF_SKIPS`]).
+    fn under_half_a_while(&self) -> bool {
+        self.policy == Policy::Fair
+            && self.shared_alone_a_while()
+            && self
+                .link_share(self.bandwidth())
+                .is_some_and(|share| share < HALF_THE_LINK)
+    }
+
     /// Once a probe cycle (at [`YIELD_PHASE`]): a fair flow that has shared the link a while
     /// without siblings and holds more than half of it gives back part of its excess over half
     /// (see [`OVER_HALF_YIELD`]).

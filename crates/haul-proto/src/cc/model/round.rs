@@ -558,7 +558,7 @@ impl ModelRate {
             end.residual.unwrap_or_default()
         };
         if !self.draining_queue {
-            self.cycle = (self.cycle + 1) % CYCLE.len();
+            self.cycle = self.next_phase();
             if self.cycle == YIELD_PHASE {
                 self.yield_over_half();
             }
@@ -568,6 +568,18 @@ impl ModelRate {
             if fair && (self.collapsed(bw) || small) && self.cycle >= FIRST_HOLD {
                 self.cycle = 0;
             }
+        }
+    }
+
+    /// The probe cycle's phase after this round's. A flow under half of the link it has
+    /// shared a while (see [`ModelRate::under_half_a_while`]) skips [`UNDER_HALF_SKIPS`] hold
+    /// rounds after the first, so its cycle is shorter than the larger flow's.
+    pub(super) fn next_phase(&self) -> usize {
+        let next = (self.cycle + 1) % CYCLE.len();
+        if next == FIRST_HOLD + 1 && self.under_half_a_while() {
+            next + UNDER_HALF_SKIPS
+        } else {
+            next
         }
     }
 

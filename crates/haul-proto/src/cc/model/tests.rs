@@ -389,6 +389,39 @@ fn a_flow_holding_more_than_half_the_link_a_while_yields_part_of_its_excess() {
 }
 
 #[test]
+fn a_flow_under_half_the_link_a_while_skips_a_hold_round() {
+    // The phase after the first hold round, for a flow at `share` of the link that has shared
+    // it for `rounds`, with siblings or not.
+    let after_first_hold = |share: f64, rounds: u32, siblings: bool| {
+        let (mut cc, bw) = cruising_beside_capacity(1.0 / share);
+        cc.sharing_rounds = rounds;
+        cc.siblings_held = siblings.then_some((1, bw));
+        cc.cycle = FIRST_HOLD;
+        cc.next_phase()
+    };
+    // One hold round skipped: from the first to the third.
+    let skipped = FIRST_HOLD + 2;
+    assert_eq!(after_first_hold(0.4, SHARING_ROUNDS, false), skipped);
+    assert_eq!(after_first_hold(0.3, SHARING_ROUNDS, false), skipped);
+    // Not at half the link or over, nor sharing it for long, nor beside siblings.
+    for (share, rounds, siblings) in [
+        (0.5, SHARING_ROUNDS, false),
+        (0.7, SHARING_ROUNDS, false),
+        (0.4, SHARING_ROUNDS - 1, false),
+        (0.4, SHARING_ROUNDS, true),
+    ] {
+        assert_eq!(after_first_hold(share, rounds, siblings), FIRST_HOLD + 1);
+    }
+    // The other phases move on one at a time.
+    let (mut cc, _) = cruising_beside_capacity(2.5);
+    cc.sharing_rounds = SHARING_ROUNDS;
+    for phase in (0..CYCLE.len()).filter(|&p| p != FIRST_HOLD) {
+        cc.cycle = phase;
+        assert_eq!(cc.next_phase(), (phase + 1) % CYCLE.len());
+    }
+}
+
+#[test]
 fn a_flow_over_half_the_link_whose_partner_left_climbs_to_the_link() {
     let (mut cc, mut t) = cruising_in_a_closed_loop();
     // The receiver measures a link of 14 000, of which the flow holds 0.71, and it has shared
