@@ -671,7 +671,9 @@ fn jain(rates: &[f64]) -> f64 {
 /// (FAIR_SHARE_RTT=0: from different hosts; see `share_started`).
 fn share(flows: usize, rtt_ms: u64, seed: u64) -> Shared {
     let start = Start {
-        gap_ms: (std::env::var("FAIR_JITTER").is_err()).then(|| env_or("FAIR_GAP_MS", 1_000)),
+        gap_ms: std::env::var("FAIR_JITTER")
+            .is_err()
+            .then(|| env_or("FAIR_GAP_MS", 1_000)),
         one_endpoint: env_or("FAIR_SHARE_RTT", 1) != 0,
     };
     share_started(flows, rtt_ms, seed, start, later_s())
