@@ -457,7 +457,7 @@ impl ModelRate {
                 "start-up again: probes found room after a collapse"
             );
         }
-        let restart = self.back_from_a_stall(end) || found_room || link_back;
+        let restart = self.back_from_a_stall(bw, end.quiet) || found_room || link_back;
         if restart {
             // Whatever started it up again, a stall before it is behind it.
             self.stall = Stall::None;
@@ -465,14 +465,15 @@ impl ModelRate {
         restart
     }
 
-    /// Follows a stall of the path through the round that ended (see [`STALL_ROUNDS`]): whether
-    /// it is over, and the flow should start up again.
-    fn back_from_a_stall(&mut self, end: &RoundEnd) -> bool {
+    /// Follows a stall of the path through the round that ended, whose estimate is `bw` and
+    /// which was `quiet` (see [`RoundEnd`] and [`STALL_ROUNDS`]): whether it is over, and the
+    /// flow should start up again.
+    pub(super) fn back_from_a_stall(&mut self, bw: f64, quiet: bool) -> bool {
         let filled_alone = self
             .capacity
             .zip(self.peak_bw)
             .is_some_and(|(c, (peak, _))| peak >= ALONE * c);
-        let stalled = filled_alone && self.bw_rounds[self.round] < LINK_BACK * end.bw;
+        let stalled = filled_alone && self.bw_rounds[self.round] < LINK_BACK * bw;
         self.stall = match (self.stall, stalled) {
             (Stall::Stalling(rounds), true) => Stall::Stalling(rounds.saturating_add(1)),
             (_, true) => Stall::Stalling(1),
@@ -485,12 +486,9 @@ impl ModelRate {
         let back = self.policy == Policy::Fair
             && matches!(self.stall, Stall::Over(_))
             && !self.checking_base
-            && end.quiet;
+            && quiet;
         if back {
-            tracing::debug!(
-                bw = end.bw,
-                "start-up again: the path is back after a stall"
-            );
+            tracing::debug!(bw, "start-up again: the path is back after a stall");
         }
         back
     }

@@ -422,6 +422,41 @@ fn a_flow_under_half_the_link_a_while_skips_a_hold_round() {
 }
 
 #[test]
+fn a_flow_that_filled_the_link_alone_starts_up_again_once_a_stall_is_over() {
+    // Rounds that deliver a hundredth of the estimate (`stalled` of them), then rounds that
+    // deliver it again, `quiet` or not, for a flow whose peak held `peak` of the link: the
+    // round after the stall at which it starts up again, if it does within ten.
+    let restarts = |peak: f64, stalled: u32, quiet: bool| {
+        let (mut cc, bw) = cruising_beside_capacity(1.0);
+        cc.peak_bw = Some((peak * bw, Instant::now()));
+        for _ in 0..stalled {
+            cc.bw_rounds[cc.round] = 0.01 * bw;
+            assert!(!cc.back_from_a_stall(bw, true));
+        }
+        cc.bw_rounds[cc.round] = bw;
+        (1..=10).find(|_| cc.back_from_a_stall(bw, quiet))
+    };
+    assert_eq!(restarts(1.0, STALL_ROUNDS, true), Some(1));
+    assert_eq!(restarts(1.0, STALL_ROUNDS + 5, true), Some(1));
+    // A single round short is no stall; a round with a queue is not the path back.
+    assert_eq!(restarts(1.0, STALL_ROUNDS - 1, true), None);
+    assert_eq!(restarts(1.0, STALL_ROUNDS, false), None);
+    // A flow that never filled the link alone, such as a newcomer that starts into a full
+    // buffer and delivers next to nothing for rounds, is not restarted into the others.
+    assert_eq!(restarts(0.8, STALL_ROUNDS, true), None);
+    // Nor during a base-RTT check.
+    let (mut cc, bw) = cruising_beside_capacity(1.0);
+    cc.peak_bw = Some((bw, Instant::now()));
+    cc.checking_base = true;
+    for _ in 0..STALL_ROUNDS {
+        cc.bw_rounds[cc.round] = 0.01 * bw;
+        cc.back_from_a_stall(bw, true);
+    }
+    cc.bw_rounds[cc.round] = bw;
+    assert!(!cc.back_from_a_stall(bw, true));
+}
+
+#[test]
 fn a_flow_over_half_the_link_whose_partner_left_climbs_to_the_link() {
     let (mut cc, mut t) = cruising_in_a_closed_loop();
     // The receiver measures a link of 14 000, of which the flow holds 0.71, and it has shared
