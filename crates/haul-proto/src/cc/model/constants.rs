@@ -585,13 +585,14 @@ pub(super) const YIELD_PHASE: usize = CYCLE.len() - 1;
 /// ±10 % of the link without settling. With the smaller flow's cycle a round shorter, the offset
 /// moves a round each cycle. Two flows from different hosts with jittered starts at 300 ms, Jain
 /// under 0.98 over 8–18 s after the second start, seeds 17–112 / 113–304: 20 / 38 → 11 / 25, and
-/// over 18–28 / 28–38 s 8 / 7 → 0 / 0. The costs: efficiency median 0.962 / 0.961 → 0.956 /
-/// 0.957 at 300 ms (started exactly a second apart 0.961 → 0.948), and four flows from different
-/// hosts at 300 ms, each under half, probe more often too: RTT +10 % or more in 43 → 52 seeds of
-/// 96 (+20 % or more 6 → 7). Two hold rounds: 8 / 14 seeds of two under 0.98, but four at 300 ms
-/// at +10 % or more in 55. Skipping only over 0.3 of the link spares four at a quarter each their
-/// queue, but among four then only the largest skip: four at 10 ms fell 2 → 5 under 0.98 with two
-/// skipped, 2 → 3 with one. A longer cycle for the larger flow instead: 18
+/// over 18–28 / 28–38 s 8 / 7 → 0 / 0; with 2 ms of path jitter 29 → 27 over 8–18 s (why so
+/// little was not traced) and 12 → 4 over 28–38 s. The costs: efficiency median 0.962 / 0.961 →
+/// 0.956 / 0.957 at 300 ms (started exactly a second apart 0.961 → 0.948), and four flows from
+/// different hosts at 300 ms, each under half, probe more often too: RTT +10 % or more in 43 → 52
+/// seeds of 96 (+20 % or more 6 → 7). Two hold rounds: 8 / 14 seeds of two under 0.98, but four
+/// at 300 ms at +10 % or more in 55. Skipping only over 0.3 of the link spares four at a quarter
+/// each their queue, but among four then only the largest skip: four at 10 ms fell 2 → 5 under
+/// 0.98 with two skipped, 2 → 3 with one. A longer cycle for the larger flow instead: 18
 /// (docs/journal/congestion.md, "The smaller flow probes more often").
 pub(super) const UNDER_HALF_SKIPS: usize = 1;
 /// A fair flow that holds at least [`OVERRUN_SHARE`] of the capacity, drains for a standing
