@@ -624,27 +624,28 @@ impl ModelRate {
         self.siblings_held.is_none() && self.sharing_rounds >= SHARING_ROUNDS
     }
 
+    /// The share of the link a fair flow holds once it has shared it a while without siblings
+    /// (see [`ModelRate::shared_alone_a_while`]): over half, it is the largest flow there.
+    fn settled_share(&self) -> Option<f64> {
+        if self.policy == Policy::Fair && self.shared_alone_a_while() {
+            self.link_share(self.bandwidth())
+        } else {
+            None
+        }
+    }
+
     /// Whether this is a fair flow that has shared the link a while without siblings and holds
     /// under half of it: not the largest flow there (see [`UNDER_HALF_SKIPS`]).
     fn under_half_a_while(&self) -> bool {
-        self.policy == Policy::Fair
-            && self.shared_alone_a_while()
-            && self
-                .link_share(self.bandwidth())
-                .is_some_and(|share| share < HALF_THE_LINK)
+        self.settled_share()
+            .is_some_and(|share| share < HALF_THE_LINK)
     }
 
     /// Once a probe cycle (at [`YIELD_PHASE`]): a fair flow that has shared the link a while
     /// without siblings and holds more than half of it gives back part of its excess over half
     /// (see [`OVER_HALF_YIELD`]).
     fn yield_over_half(&mut self) {
-        if self.policy != Policy::Fair || !self.shared_alone_a_while() {
-            return;
-        }
-        let Some(share) = self
-            .link_share(self.bandwidth())
-            .filter(|&share| share > HALF_THE_LINK)
-        else {
+        let Some(share) = self.settled_share().filter(|&share| share > HALF_THE_LINK) else {
             return;
         };
         tracing::debug!(

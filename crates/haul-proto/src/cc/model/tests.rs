@@ -424,11 +424,13 @@ fn a_flow_under_half_the_link_a_while_skips_a_hold_round() {
 #[test]
 fn a_flow_that_filled_the_link_alone_starts_up_again_once_a_stall_is_over() {
     // Rounds that deliver a hundredth of the estimate (`stalled` of them), then rounds that
-    // deliver it again, `quiet` or not, for a flow whose peak held `peak` of the link: the
-    // round after the stall at which it starts up again, if it does within ten.
-    let restarts = |peak: f64, stalled: u32, quiet: bool| {
+    // deliver it again, `quiet` or not, for a flow whose peak held `peak` of the link, in a
+    // base-RTT check or not: the round after the stall at which it starts up again, if it does
+    // within ten.
+    let restarts = |peak: f64, stalled: u32, quiet: bool, checking: bool| {
         let (mut cc, bw) = cruising_beside_capacity(1.0);
         cc.peak_bw = Some((peak * bw, Instant::now()));
+        cc.checking_base = checking;
         for _ in 0..stalled {
             cc.bw_rounds[cc.round] = 0.01 * bw;
             assert!(!cc.back_from_a_stall(bw, true));
@@ -436,24 +438,16 @@ fn a_flow_that_filled_the_link_alone_starts_up_again_once_a_stall_is_over() {
         cc.bw_rounds[cc.round] = bw;
         (1..=10).find(|_| cc.back_from_a_stall(bw, quiet))
     };
-    assert_eq!(restarts(1.0, STALL_ROUNDS, true), Some(1));
-    assert_eq!(restarts(1.0, STALL_ROUNDS + 5, true), Some(1));
+    assert_eq!(restarts(1.0, STALL_ROUNDS, true, false), Some(1));
+    assert_eq!(restarts(1.0, STALL_ROUNDS + 5, true, false), Some(1));
     // A single round short is no stall; a round with a queue is not the path back.
-    assert_eq!(restarts(1.0, STALL_ROUNDS - 1, true), None);
-    assert_eq!(restarts(1.0, STALL_ROUNDS, false), None);
+    assert_eq!(restarts(1.0, STALL_ROUNDS - 1, true, false), None);
+    assert_eq!(restarts(1.0, STALL_ROUNDS, false, false), None);
     // A flow that never filled the link alone, such as a newcomer that starts into a full
     // buffer and delivers next to nothing for rounds, is not restarted into the others.
-    assert_eq!(restarts(0.8, STALL_ROUNDS, true), None);
+    assert_eq!(restarts(0.8, STALL_ROUNDS, true, false), None);
     // Nor during a base-RTT check.
-    let (mut cc, bw) = cruising_beside_capacity(1.0);
-    cc.peak_bw = Some((bw, Instant::now()));
-    cc.checking_base = true;
-    for _ in 0..STALL_ROUNDS {
-        cc.bw_rounds[cc.round] = 0.01 * bw;
-        cc.back_from_a_stall(bw, true);
-    }
-    cc.bw_rounds[cc.round] = bw;
-    assert!(!cc.back_from_a_stall(bw, true));
+    assert_eq!(restarts(1.0, STALL_ROUNDS, true, true), None);
 }
 
 #[test]
