@@ -406,10 +406,11 @@ pub(super) const HEADROOM_PROBES: u32 = 2;
 /// s later (every phase of the cycle, `STALL_SHIFT_MS`), a flow at 100 ms was short of the link
 /// 2 s after the stall in 71 of 72 runs (six phases × seeds 1–12), and at 53–73 % of it from 1
 /// to 3 s after in four of the six; with this, full in all 96 runs of the eight phases, and at
-/// 10 ms in all 96 as before. Only a flow that filled the link alone: a newcomer that starts into a full buffer
-/// delivers next to nothing for rounds too, and started up again into three others (four flows
-/// at 300 ms, seeds 19, 48 and 54). Flows that share the link print the same as without it in
-/// every fairness cell (docs/journal/congestion.md, "A stall at any phase of the cycle").
+/// 10 ms in all 96 as before. Only a flow that filled the link alone: a newcomer that starts into
+/// a full buffer delivers next to nothing for rounds too, and started up again into three others
+/// (four flows at 300 ms, seeds 19, 48 and 54). Flows that share the link print the same as
+/// without it in every fairness cell (docs/journal/congestion.md, "A stall at any phase of the
+/// cycle").
 pub(super) const STALL_ROUNDS: u32 = 2;
 /// See [`STALL_ROUNDS`]: a stall's queue takes a round or two to empty once the path is back.
 pub(super) const STALL_RESTART_WITHIN: u32 = CYCLE.len() as u32;

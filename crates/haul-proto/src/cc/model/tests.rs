@@ -79,6 +79,15 @@ fn cruising_beside_capacity(multiple: f64) -> (ModelRate, f64) {
     (cc, bw)
 }
 
+/// A flow cruising as in [`cruising_beside_capacity`] at `share` of the link, that has shared it
+/// for `rounds` (see `ModelRate::shared_alone_a_while`), with siblings or not; and its estimate.
+fn sharing_for(share: f64, rounds: u32, siblings: bool) -> (ModelRate, f64) {
+    let (mut cc, bw) = cruising_beside_capacity(1.0 / share);
+    cc.sharing_rounds = rounds;
+    cc.siblings_held = siblings.then_some((1, bw));
+    (cc, bw)
+}
+
 /// Feeds `rounds` rounds of 50 ms with the given delivery rate, RTT and losses per round
 /// (the sender sends what is delivered plus what is lost).
 fn feed(cc: &mut ModelRate, t: &mut Instant, rounds: u32, rate: u32, rtt_ms: u64, lost: u64) {
@@ -369,9 +378,7 @@ fn a_flow_holding_more_than_half_the_link_a_while_yields_part_of_its_excess() {
     // The estimate after a yield, as a multiple of before, for a flow at `share` of the link
     // that has shared it for `rounds`, with siblings or not.
     let yielded = |share: f64, rounds: u32, siblings: bool| {
-        let (mut cc, bw) = cruising_beside_capacity(1.0 / share);
-        cc.sharing_rounds = rounds;
-        cc.siblings_held = siblings.then_some((1, bw));
+        let (mut cc, bw) = sharing_for(share, rounds, siblings);
         cc.yield_over_half();
         cc.bandwidth() / bw
     };
@@ -393,9 +400,7 @@ fn a_flow_under_half_the_link_a_while_skips_a_hold_round() {
     // The phase after the first hold round, for a flow at `share` of the link that has shared
     // it for `rounds`, with siblings or not.
     let after_first_hold = |share: f64, rounds: u32, siblings: bool| {
-        let (mut cc, bw) = cruising_beside_capacity(1.0 / share);
-        cc.sharing_rounds = rounds;
-        cc.siblings_held = siblings.then_some((1, bw));
+        let (mut cc, _) = sharing_for(share, rounds, siblings);
         cc.cycle = FIRST_HOLD;
         cc.next_phase()
     };
@@ -413,8 +418,7 @@ fn a_flow_under_half_the_link_a_while_skips_a_hold_round() {
         assert_eq!(after_first_hold(share, rounds, siblings), FIRST_HOLD + 1);
     }
     // The other phases move on one at a time.
-    let (mut cc, _) = cruising_beside_capacity(2.5);
-    cc.sharing_rounds = SHARING_ROUNDS;
+    let (mut cc, _) = sharing_for(0.4, SHARING_ROUNDS, false);
     for phase in (0..CYCLE.len()).filter(|&p| p != FIRST_HOLD) {
         cc.cycle = phase;
         assert_eq!(cc.next_phase(), (phase + 1) % CYCLE.len());
