@@ -1064,6 +1064,26 @@ fn two_flows_from_different_hosts_on_a_long_path_keep_out_of_step() {
     }
 }
 
+/// A newcomer from another host that starts 0.8 s after the first flow at 300 ms, as that flow's
+/// start-up ends, takes its share: no start-up paces above the link capacity the receiver
+/// measures (`ModelRate::startup_ceiling`), so the first flow keeps no queue there. Pacing past
+/// it, the first flow's start-up left one, the newcomer's first round delivered a fifth less
+/// than it sent, its start-up ended at its initial rate (a sixteenth of the link), and seeds 43
+/// and 111 read Jain 0.902 and 0.896 over 8–18 s after its start; since, 0.994 and 0.999
+/// (docs/journal/congestion.md, "Start-up never paces above the link").
+#[test]
+fn a_newcomer_as_the_first_flow_leaves_start_up_takes_its_share() {
+    let jittered = Start {
+        gap_ms: None,
+        one_endpoint: false,
+    };
+    for seed in [43, 111] {
+        let jain = share_started(2, 300, seed, jittered, 0).jain;
+        eprintln!("seed {seed}: Jain {jain:.3}");
+        assert!(jain >= 0.98, "seed {seed}: Jain {jain:.3}");
+    }
+}
+
 /// Issue 6's queue target (RTT inflation ≤ 10 % with a 1-BDP buffer) for two flows a second apart
 /// at 100 ms, with room (at most +8 %), and at 10 ms; four flows at 100 ms keep at most +12 % of
 /// the base RTT (median of seeds 1–8). Before the cut for a round that delivered less than it sent

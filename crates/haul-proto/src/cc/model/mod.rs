@@ -165,8 +165,8 @@ pub struct ModelRate {
     /// The latest capacity the receiver reported, measured with start-up's trains (see
     /// [`ModelRate::trains_measured`]).
     trains_capacity: Option<f64>,
-    /// The first start-up's bounds from the link capacity (see [`JUMP`]); `None` for a
-    /// scavenger, and once a queue was seen or start-up ended: they never come back.
+    /// The first start-up's floor from the link capacity (see [`JUMP`]); `None` for a
+    /// scavenger, and once a queue was seen or start-up ended: it never comes back.
     jump: Option<Jump>,
     /// Cruising rounds left in which repairs still go out as at the end of the first start-up
     /// (see [`REPEAT_AFTER_STARTUP_ROUNDS`]).
@@ -714,11 +714,12 @@ impl ModelRate {
             // No slower than the first round: a conversation's first exchanges (a handshake, a
             // request) measure a few packets, not the path.
             let rate = (self.gain() * bw).max(initial);
-            match self.jump {
-                // The approach grows past a capacity read low.
-                Some(jump) if !self.approaching => rate.min(jump.ceiling).max(jump.floor),
+            let rate = match self.jump {
+                Some(jump) if !self.approaching => rate.max(jump.floor),
                 _ => rate,
-            }
+            };
+            self.startup_ceiling(bw)
+                .map_or(rate, |ceiling| rate.min(ceiling.max(initial)))
         } else if bw > 0.0 && self.draining_queue {
             let bw = self
                 .drained_delivery
@@ -944,12 +945,30 @@ impl ModelRate {
             && capacity != f64::from(STARTING_CAPACITY)
     }
 
-    /// The first start-up's bounds follow each capacity report until a sample of the sender's
+    /// The fastest a start-up paces: the link capacity the receiver measures, where the flow
+    /// delivers at most [`CAPACITY_CREDIBLE`] times it (further above, it was read too low).
+    /// Beyond the capacity a start-up only builds a queue: doubling past it once the jump had
+    /// ended at a queue, and the approach at [`APPROACH_GAIN`] above it, left the first flow's
+    /// queue where a newcomer from another host met it, whose start-up then ended at a
+    /// shortfall (see [`STARTUP_SHORTFALL`]) at its initial rate, a sixteenth of the link, and
+    /// stayed behind for seconds. Two flows started 0.75–1.25 s apart at 300 ms, seeds 17–112
+    /// / 113–304: Jain under 0.98 over 8–18 s in 11 / 25 seeds → 2 / 1; in the lab, a newcomer
+    /// 0.8 s after the first flow (docs/journal/congestion.md, "Start-up never paces above the
+    /// link"). A capacity believed (see [`CAPACITY_PACKETS`]) bounds the approach too; one
+    /// measured only with start-up's trains (see [`ModelRate::trains_measured`]) bounds the
+    /// doubling, and the approach grows past it: a reference receiver's first reports blend its
+    /// starting value in, and read low until its window of pairs is full.
+    fn startup_ceiling(&self, bw: f64) -> Option<f64> {
+        let trains = self.trains_capacity.filter(|_| !self.approaching);
+        self.capacity
+            .or(trains)
+            .filter(|&c| bw <= CAPACITY_CREDIBLE * c)
+    }
+
+    /// The first start-up's floor follows each capacity report until a sample of the sender's
     /// own shows a queue (then the pipe holds other traffic, or is full). A report at the
     /// receiver's resolution says nothing; one still at the reference's default is low, and a
-    /// low floor does nothing — but as a ceiling it would hold start-up down, so the ceiling
-    /// waits, as the approach does, for a window of pairs (see [`CAPACITY_PACKETS`]), and is
-    /// not set where the flow already delivers well above the capacity (read too low).
+    /// low floor does nothing.
     fn follow_capacity(&mut self, ack: &AckSample) {
         if self.phase != Phase::Startup || self.jump.is_none() {
             return;
@@ -960,13 +979,6 @@ impl ModelRate {
         } else if let Some(capacity) = resolved_capacity(ack) {
             self.jump = Some(Jump {
                 floor: JUMP * capacity,
-                ceiling: if self.capacity_believed()
-                    && self.bandwidth() <= CAPACITY_CREDIBLE * capacity
-                {
-                    capacity
-                } else {
-                    f64::INFINITY
-                },
             });
         }
     }
@@ -2038,22 +2050,17 @@ fn keep_maximum(max: &mut Option<(f64, Instant)>, now: Instant, sample: f64) {
     }
 }
 
-/// The first start-up's bounds on its pacing rate from the receiver's capacity reports
-/// (see [`JUMP`]), packets per second.
+/// The first start-up's floor on its pacing rate from the receiver's capacity reports (see
+/// [`JUMP`]), packets per second.
 #[derive(Debug, Clone, Copy)]
 struct Jump {
     /// At least this: a share of the capacity.
     floor: f64,
-    /// At most this (until the approach): beyond the capacity, doubling only builds a queue.
-    ceiling: f64,
 }
 
 impl Jump {
-    /// Before any capacity report: no bounds.
-    const UNMEASURED: Self = Self {
-        floor: 0.0,
-        ceiling: f64::INFINITY,
-    };
+    /// Before any capacity report: no floor.
+    const UNMEASURED: Self = Self { floor: 0.0 };
 }
 
 /// A newcomer's place beside its siblings (see [`ModelRate::join_beside`]).

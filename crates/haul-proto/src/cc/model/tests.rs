@@ -854,8 +854,10 @@ fn startup_approaches_the_link_capacity_at_a_probes_gain() {
         feed_measuring(&mut cc, &mut t, rate, 50, 100_000);
     }
     assert_eq!((cc.phase, cc.approaching), (Phase::Startup, true));
+    // At a probe's gain, but no faster than the link (see `ModelRate::startup_ceiling`).
     let pps = 1.0 / cc.pacing_period().as_secs_f64();
-    assert!((pps / cc.bandwidth() - APPROACH_GAIN).abs() < 0.01, "{pps}");
+    let approach = (APPROACH_GAIN * cc.bandwidth()).min(100_000.0);
+    assert!((pps / approach - 1.0).abs() < 0.01, "{pps}");
     // 6 ms of queue on a 50 ms path is jitter (threshold 5 + 2 ms); 10 ms is the pipe full.
     feed_measuring(&mut cc, &mut t, 95_000, 56, 100_000);
     assert_eq!(cc.phase, Phase::Startup);
@@ -863,11 +865,17 @@ fn startup_approaches_the_link_capacity_at_a_probes_gain() {
     assert_eq!(cc.phase, Phase::Drain);
 
     // A capacity far below what is already delivered (packet pairs spread by other traffic)
-    // is not believed: start-up goes on doubling.
+    // is not believed: start-up goes on doubling. (Reported from the first round and believed,
+    // it bounds start-up, which then never delivers more than it.)
     let mut t = Instant::now();
     let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
     for rate in rounds {
-        feed_measuring(&mut cc, &mut t, rate, 50, 20_000);
+        let capacity = if rate < 60_000 {
+            CAPACITY_UNRESOLVED
+        } else {
+            20_000
+        };
+        feed_measuring(&mut cc, &mut t, rate, 50, capacity);
     }
     assert!(!cc.approaching);
     // Nor is the receiver's starting value (1 000 packets per second) before it has timed a
@@ -951,6 +959,75 @@ fn a_first_start_up_jumps_to_half_the_link_capacity_and_stops_at_it() {
         feed_measuring(&mut cc, &mut t, 1_000, 50, capacity);
         assert!(pps(&cc) < 10_000.0, "{policy:?}: {}", pps(&cc));
     }
+}
+
+#[test]
+fn a_start_up_never_paces_above_the_link_capacity() {
+    let pps = |cc: &ModelRate| 1.0 / cc.pacing_period().as_secs_f64();
+    // At 50 ms, a start-up whose first samples showed a queue (no jump) delivers 40 000
+    // packets per second before the receiver reports a capacity: doubling on would pace
+    // 2.885 x 40 000.
+    let start = |capacity: u32| {
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+        for (rate, rtt) in [
+            (1_000, 50),
+            (1_000, 60),
+            (10_000, 50),
+            (25_000, 50),
+            (40_000, 50),
+        ] {
+            feed_measuring(&mut cc, &mut t, rate, rtt, CAPACITY_UNRESOLVED);
+        }
+        feed_measuring(&mut cc, &mut t, 40_000, 50, capacity);
+        assert!(cc.jump.is_none() && !cc.approaching);
+        assert_eq!(cc.phase, Phase::Startup);
+        cc
+    };
+    // Pairs that read 100 000: no faster than that.
+    let cc = start(100_000);
+    assert!((pps(&cc) - 100_000.0).abs() < 1.0, "{}", pps(&cc));
+    // Pairs that read 20 000, under what the flow delivers by more than CAPACITY_CREDIBLE:
+    // read too low, they bound nothing.
+    let cc = start(20_000);
+    assert!(pps(&cc) > 2.0 * cc.bandwidth(), "{}", pps(&cc));
+    // Measured with start-up's first trains but not yet believed (see CAPACITY_PACKETS), the
+    // capacity bounds the doubling, and the approach grows past it (it may read low).
+    let early = |rate: u32| {
+        let mut t = Instant::now();
+        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+        for _ in 0..3 {
+            t += Duration::from_millis(10);
+            let a = AckSample {
+                ack_seq: EARLY_CAPACITY_PACKETS,
+                link_capacity: Some(20_000),
+                ..ack(rate, 10, 400)
+            };
+            cc.on_ack(t, &a);
+        }
+        assert!(!cc.capacity_believed());
+        cc
+    };
+    let cc = early(8_000);
+    assert!(
+        !cc.approaching && (pps(&cc) - 20_000.0).abs() < 1.0,
+        "{}",
+        pps(&cc)
+    );
+    let cc = early(18_000);
+    let approach = APPROACH_GAIN * cc.bandwidth();
+    assert!(cc.approaching && approach > 20_000.0, "{approach}");
+    assert!((pps(&cc) - approach).abs() < 1.0, "{}", pps(&cc));
+    // Nor does the ceiling hold start-up below its first round's rate.
+    let mut t = Instant::now();
+    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+    feed_measuring(&mut cc, &mut t, 100, 50, 200);
+    let initial = STARTUP_GAIN * INITIAL_WINDOW / cc.base_rtt().as_secs_f64();
+    assert!(
+        (pps(&cc) - initial).abs() < 1.0,
+        "{} against {initial}",
+        pps(&cc)
+    );
 }
 
 #[test]
