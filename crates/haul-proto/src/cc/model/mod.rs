@@ -1974,8 +1974,8 @@ impl CongestionControl for ModelRate {
         if self.loss_rate() <= 0.0 || self.queue_last_round {
             return 1;
         }
-        // The end of the first start-up (the bounds from the capacity still stand, so no queue
-        // was seen) and the rounds after it (REPEAT_AFTER_STARTUP_ROUNDS), alone on the link,
+        // The end of the first start-up (the jump's floor still stands, so no queue was
+        // seen) and the rounds after it (REPEAT_AFTER_STARTUP_ROUNDS), alone on the link,
         // on a long path (REPEAT_FIRST_FROM_RTT): a first repair goes twice, one lost again
         // REPEAT_AGAIN_COPIES times.
         let first_startup = self.jump.is_some() || self.startup_repair_rounds > 0;

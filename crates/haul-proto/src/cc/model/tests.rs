@@ -929,8 +929,8 @@ fn a_first_start_up_jumps_to_half_the_link_capacity_and_stops_at_it() {
     feed_measuring(&mut cc, &mut t, 1_000, 50, 100_000);
     assert!((pps(&cc) - 50_000.0).abs() < 1.0, "{}", pps(&cc));
     assert!(f64::from(cc.window()) >= STARTUP_GAIN * 50_000.0 * 0.05);
-    // Delivered in full: doubling on would pace 2.885 x 50 000, but once a window of pairs
-    // has been timed the capacity bounds start-up, and the approach takes over from there.
+    // Delivered in full: doubling on would pace 2.885 x 50 000, but the capacity bounds
+    // start-up (see `ModelRate::startup_ceiling`), and the approach takes over from there.
     for _ in 0..3 {
         feed_measuring(&mut cc, &mut t, 50_000, 50, 100_000);
     }
