@@ -893,20 +893,29 @@ fn startup_approaches_the_link_capacity_at_a_probes_gain() {
     assert!(!cc.approaching);
 }
 
-#[test]
-fn startup_approaches_the_link_once_the_receiver_has_had_its_first_trains() {
-    // 100 Mbit/s at 10 ms: start-up reaches the link long before a window of pairs is sent.
-    let start = |acked: u64, rate: u32, capacity: u32| {
-        let t = Instant::now() + Duration::from_millis(10);
-        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+/// A fair start-up at 10 ms after `acks` ACKs 10 ms apart, each acknowledging up to `acked` at
+/// `rate` packets per second with `capacity` reported, before it has sent a window of pairs.
+fn after_first_acks(acks: u32, acked: u64, rate: u32, capacity: u32) -> ModelRate {
+    let mut t = Instant::now();
+    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+    for _ in 0..acks {
+        t += Duration::from_millis(10);
         let a = AckSample {
             ack_seq: acked,
             link_capacity: Some(capacity),
             ..ack(rate, 10, 400)
         };
         cc.on_ack(t, &a);
-        assert!(!cc.capacity_believed());
-        cc.approaching
+    }
+    assert!(!cc.capacity_believed());
+    cc
+}
+
+#[test]
+fn startup_approaches_the_link_once_the_receiver_has_had_its_first_trains() {
+    // 100 Mbit/s at 10 ms: start-up reaches the link long before a window of pairs is sent.
+    let start = |acked: u64, rate: u32, capacity: u32| {
+        after_first_acks(1, acked, rate, capacity).approaching
     };
     // Near the capacity the receiver measured with start-up's first trains: the approach.
     assert!(start(EARLY_CAPACITY_PACKETS, 8_000, 8_500));
@@ -993,21 +1002,7 @@ fn a_start_up_never_paces_above_the_link_capacity() {
     assert!(pps(&cc) > 2.0 * cc.bandwidth(), "{}", pps(&cc));
     // Measured with start-up's first trains but not yet believed (see CAPACITY_PACKETS), the
     // capacity bounds the doubling, and the approach grows past it (it may read low).
-    let early = |rate: u32| {
-        let mut t = Instant::now();
-        let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
-        for _ in 0..3 {
-            t += Duration::from_millis(10);
-            let a = AckSample {
-                ack_seq: EARLY_CAPACITY_PACKETS,
-                link_capacity: Some(20_000),
-                ..ack(rate, 10, 400)
-            };
-            cc.on_ack(t, &a);
-        }
-        assert!(!cc.capacity_believed());
-        cc
-    };
+    let early = |rate: u32| after_first_acks(3, EARLY_CAPACITY_PACKETS, rate, 20_000);
     let cc = early(8_000);
     assert!(
         !cc.approaching && (pps(&cc) - 20_000.0).abs() < 1.0,
