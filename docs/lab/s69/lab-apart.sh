@@ -5,8 +5,9 @@
 # same span, 10–20 s after the first start.
 #   A=old/haul B=new/haul N=3 D=out-dir [P=4 RTT=300ms C=third/haul] sh docs/lab/s69/lab-apart.sh
 #   python3 docs/lab/s69/apartsum.py D/A-*  (and D/B-*, D/C-*)
-# With C set (since session 78), a third build takes its turn after B.
-A=${A:?}; B=${B:?}; N=${N:-3}; D=${D:?}; P=${P:-4}; RTT=${RTT:-300ms}; C=${C:-}
+# With C set (since session 78), a third build takes its turn after B. GAP (seconds, default 1;
+# since session 86) is the time between the clients' starts.
+GAP=${GAP:-1}; A=${A:?}; B=${B:?}; N=${N:-3}; D=${D:?}; P=${P:-4}; RTT=${RTT:-300ms}; C=${C:-}
 mkdir -p "$D"
 for i in $(seq 1 "$N"); do
   for arm in A B ${C:+C}; do
@@ -16,7 +17,7 @@ for i in $(seq 1 "$N"); do
 #!/bin/sh
 for k in \$(seq 0 $((P - 1))); do
   $H perf -c 10.77.0.2:\$((5300 + k)) -t 10 --omit \$((10 - k)) --interval 0.1 --json > $out/flow-\$k.json 2>/dev/null &
-  sleep 1
+  sleep $GAP
 done
 wait
 INNER
