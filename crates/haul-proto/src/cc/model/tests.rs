@@ -971,6 +971,40 @@ fn a_first_start_up_jumps_to_half_the_link_capacity_and_stops_at_it() {
 }
 
 #[test]
+fn one_late_rtt_sample_does_not_end_the_jump() {
+    let pps = |cc: &ModelRate| 1.0 / cc.pacing_period().as_secs_f64();
+    let late = |cc: &mut ModelRate, t: &mut Instant, rtt_ms: u64| {
+        *t += Duration::from_millis(10);
+        let sent = cc.largest_sent + 10;
+        let a = AckSample {
+            ack_seq: sent,
+            link_capacity: Some(STARTING_CAPACITY),
+            ..ack(1_000, rtt_ms, sent)
+        };
+        cc.on_ack(*t, &a);
+    };
+    // At 100 ms, before the receiver has measured the link, one sample 13 ms late: jitter (a
+    // busy host), not a queue. The jump waits for the capacity, and takes half of it.
+    let mut t = Instant::now();
+    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+    feed_measuring(&mut cc, &mut t, 1_000, 100, STARTING_CAPACITY);
+    late(&mut cc, &mut t, 113);
+    assert!(cc.jump.is_some(), "one late sample ended the jump");
+    feed_measuring(&mut cc, &mut t, 1_000, 100, 100_000);
+    assert!((pps(&cc) - 50_000.0).abs() < 1.0, "{}", pps(&cc));
+
+    // Two late samples in a row: a queue, and the jump ends.
+    let mut t = Instant::now();
+    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+    feed_measuring(&mut cc, &mut t, 1_000, 100, STARTING_CAPACITY);
+    late(&mut cc, &mut t, 113);
+    late(&mut cc, &mut t, 113);
+    assert!(cc.jump.is_none(), "two late samples left the jump");
+    feed_measuring(&mut cc, &mut t, 1_000, 100, 100_000);
+    assert!(pps(&cc) < 10_000.0, "{}", pps(&cc));
+}
+
+#[test]
 fn a_start_up_never_paces_above_the_link_capacity() {
     let pps = |cc: &ModelRate| 1.0 / cc.pacing_period().as_secs_f64();
     // At 50 ms, a start-up whose first samples showed a queue (no jump) delivers 40 000
