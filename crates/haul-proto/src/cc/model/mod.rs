@@ -981,18 +981,18 @@ impl ModelRate {
         if self.phase != Phase::Startup {
             return;
         }
-        let Some(sample) = ack.rtt_sample.map(|s| self.shows_queue(s)) else {
+        let Some(queued) = ack.rtt_sample.map(|s| self.shows_queue(s)) else {
             self.set_jump_floor(ack);
             return;
         };
         let Some(jump) = &mut self.jump else {
             return;
         };
-        let queued_before = std::mem::replace(&mut jump.queue_seen, sample);
-        if sample && queued_before {
+        let queued_before = std::mem::replace(&mut jump.queue_seen, queued);
+        if queued && queued_before {
             tracing::debug!(sample = ?ack.rtt_sample, capacity = ?ack.link_capacity, "start-up's jump ends at a queue");
             self.jump = None;
-        } else if !sample {
+        } else if !queued {
             self.set_jump_floor(ack);
         }
     }
