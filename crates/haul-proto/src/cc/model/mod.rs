@@ -974,7 +974,7 @@ impl ModelRate {
     /// single sample 13 ms over the base RTT, before the receiver had measured the link, ended
     /// the jump; the flow doubled from its initial rate instead, its receiver's reports fell
     /// short of the doubling (see [`STARTUP_SHORTFALL`]), start-up ended at 44 Mbit/s and the
-    /// link was reached after 4 s of probes: 5 runs of 50, none of 30 since
+    /// link was reached after 4 s of probes: 5 runs of 50, 1 of 54 since
     /// (docs/journal/congestion.md, "One late sample is not a queue"). A queue of other flows
     /// shows in every sample.
     fn follow_capacity(&mut self, ack: &AckSample) {
