@@ -978,7 +978,7 @@ impl ModelRate {
     /// (docs/journal/congestion.md, "One late sample is not a queue"). A queue of other flows
     /// shows in every sample.
     fn follow_capacity(&mut self, ack: &AckSample) {
-        if self.phase != Phase::Startup {
+        if self.phase != Phase::Startup || self.jump.is_none() {
             return;
         }
         let Some(queued) = ack.rtt_sample.map(|s| self.shows_queue(s)) else {
