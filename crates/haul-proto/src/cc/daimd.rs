@@ -232,6 +232,7 @@ mod tests {
         let loss = LossSample {
             first_lost: 1010,
             lost: 1,
+            longest_gap: 1,
             rtt_sample: None,
             path: path(16, 1020),
         };
@@ -241,6 +242,7 @@ mod tests {
         let later = LossSample {
             first_lost: 1030,
             lost: 1,
+            longest_gap: 1,
             rtt_sample: None,
             path: path(16, 1040),
         };

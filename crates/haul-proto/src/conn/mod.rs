@@ -1238,6 +1238,7 @@ impl Connection {
         }
         let mut rtt_sample: Option<Duration> = None;
         let mut newly_lost = 0;
+        let mut longest_gap = 0;
         for range in list.iter() {
             let start = range.start.extend(first_unacked).unwrap_or(0);
             let end = start + range.start.offset_to(range.end) as u64;
@@ -1247,6 +1248,7 @@ impl Connection {
                 0
             };
             newly_lost += added;
+            longest_gap = longest_gap.max(added);
             // The receiver reports a gap the moment the packet after it arrives: the time since
             // that packet left is a round trip that no hole delays. Not so a re-report (the
             // gap's first packet was retransmitted already): it comes on the receiver's timer.
@@ -1279,6 +1281,7 @@ impl Connection {
         let sample = LossSample {
             first_lost: first_lost.unwrap_or(first_unacked),
             lost: newly_lost,
+            longest_gap,
             rtt_sample,
             path: self.path_estimate(),
         };

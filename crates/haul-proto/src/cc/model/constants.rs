@@ -182,6 +182,11 @@ pub(super) const JUMP: f64 = 0.5;
 /// take 380 µs at 1 Gbit/s, and queue 3.8 ms at 100 Mbit/s — under a 1-BDP buffer there at 10
 /// ms, and under the slack a queue must pass to count (see [`QUEUE_SLACK`]) at 100 ms.
 pub(super) const START_TRAIN: u64 = 32;
+/// Packets lost in a row that end a first start-up's jump (see
+/// `ModelRate::end_jump_at_a_full_buffer`): half a probe train. A train that meets a full
+/// drop-tail buffer loses most of its packets together; random loss of 10 % takes 16 in a row
+/// once in 10^16.
+pub(super) const FULL_BUFFER_GAP: u64 = START_TRAIN / 2;
 /// A capacity report is believed only once the receiver has had a window of packet pairs: a
 /// reference receiver's window starts full of a default of 1 000 packets per second, and holds
 /// 64 pairs, one per 16 packets. Counted as packets sent before the previous round began (their

@@ -22,11 +22,12 @@ fn path() -> PathEstimate {
     }
 }
 
-/// A loss report of `lost` packets without an RTT sample.
+/// A loss report of `lost` packets, none next to another, without an RTT sample.
 fn loss(lost: u64) -> LossSample {
     LossSample {
         first_lost: 0,
         lost,
+        longest_gap: lost.min(1),
         rtt_sample: None,
         path: path(),
     }
@@ -968,6 +969,28 @@ fn a_first_start_up_jumps_to_half_the_link_capacity_and_stops_at_it() {
         feed_measuring(&mut cc, &mut t, 1_000, 50, capacity);
         assert!(pps(&cc) < 10_000.0, "{policy:?}: {}", pps(&cc));
     }
+}
+
+#[test]
+fn a_gap_of_half_a_train_ends_the_jump() {
+    let pps = |cc: &ModelRate| 1.0 / cc.pacing_period().as_secs_f64();
+    // A newcomer at 50 ms that took another flow's standing queue for its base RTT: its
+    // samples show no queue, its receiver measures the link, and it jumps to half of it.
+    // Sixteen packets lost here and there are random loss: the jump stands.
+    let mut t = Instant::now();
+    let mut cc = ModelRate::new(&init(t), Policy::Fair, None, None);
+    feed_measuring(&mut cc, &mut t, 1_000, 50, 100_000);
+    cc.on_loss(t, &loss(FULL_BUFFER_GAP));
+    assert!((pps(&cc) - 50_000.0).abs() < 1.0, "{}", pps(&cc));
+    // Sixteen in a row: the buffer is full, and the jump ends.
+    let gap = LossSample {
+        longest_gap: FULL_BUFFER_GAP,
+        ..loss(FULL_BUFFER_GAP)
+    };
+    cc.on_loss(t, &gap);
+    assert!(cc.jump.is_none());
+    feed_measuring(&mut cc, &mut t, 1_000, 50, 100_000);
+    assert!(pps(&cc) < 10_000.0, "{}", pps(&cc));
 }
 
 #[test]
