@@ -92,7 +92,7 @@ pub struct LossSample {
     /// resent does not count again (counting those read a starved flow's loss rate as 100 %),
     /// nor does a repeat of one resent less than a smoothed RTT ago (that copy is on its way).
     pub lost: u64,
-    /// The most of those in one gap of consecutive packets.
+    /// The most of those from one gap the report lists (a run of consecutive packets).
     pub longest_gap: u64,
     /// Time from sending the packet that followed a reported gap (never a retransmitted one) to
     /// this report: a round trip, plus however long the report waited if it repeats an older one.

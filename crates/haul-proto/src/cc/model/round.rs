@@ -413,9 +413,9 @@ impl ModelRate {
     /// short by more than a probe train: start-up sends trains of [`START_TRAIN`], at first
     /// one per 33 ms, so a round's reports count a train more or fewer than was sent. Alone in
     /// the lab at 100 Mbit/s, 100 ms, 1 %, the second round's reports read 0.83–1.7 of the
-    /// first one's sending, and 4 runs of 20 ended start-up at 30–73 Mbit/s; 0 of 50 since. (Newcomers
-    /// beside full links now leave a round later more often: four jittered at 100 ms in the
-    /// simulator resent 0.007 of new packets against 0.003.)
+    /// first one's sending, and 4 runs of 20 ended start-up at 30–73 Mbit/s; 0 of 50 since.
+    /// (Newcomers beside full links now leave a round later more often: four jittered at 100
+    /// ms in the simulator resent 0.007 of new packets against 0.003.)
     fn delivers_short(&self, end: &RoundEnd) -> bool {
         let before = self.sent_all_pps_before;
         let span = self.last_round.as_secs_f64();
