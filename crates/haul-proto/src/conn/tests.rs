@@ -466,13 +466,14 @@ fn a_short_packet_never_leads_a_batch_of_full_ones() {
 
 /// Paces at 1 µs with a window of 10 000, asks for two copies of repairs (`repeat`: of those
 /// that cost a round trip already; `repeat_first`: of first repairs) or not, and
-/// records the `lost` count and the RTT sample of every loss report.
+/// records the `lost` count, the longest gap and the RTT sample of every loss report.
 #[derive(Debug, Default, Clone)]
 struct TestCc {
     /// Copies asked for a repair lost again, and for a first repair (0 reads as 1).
     copies_again: u8,
     copies_first: u8,
     losses: Arc<std::sync::Mutex<Vec<u64>>>,
+    gaps: Arc<std::sync::Mutex<Vec<u64>>>,
     samples: Arc<std::sync::Mutex<Vec<Option<Duration>>>>,
     /// The shared path RTTs the controller was handed.
     paths: Arc<std::sync::Mutex<Vec<Arc<PathRtt>>>>,
@@ -485,6 +486,7 @@ impl CongestionControl for TestCc {
     fn on_ack(&mut self, _: Instant, _: &AckSample) {}
     fn on_loss(&mut self, _: Instant, loss: &LossSample) {
         self.losses.lock().unwrap().push(loss.lost);
+        self.gaps.lock().unwrap().push(loss.longest_gap);
         self.samples.lock().unwrap().push(loss.rtt_sample);
     }
     fn on_timeout(&mut self, _: Instant, _: &PathEstimate) {}
@@ -639,6 +641,29 @@ fn a_hole_reported_again_before_its_retransmission_is_no_new_loss() {
         12,
         "the statistic counts reports"
     );
+}
+
+#[test]
+fn a_loss_report_tells_the_controller_its_longest_gap() {
+    // One report lists 6–8 and 10–13: seven lost, four of them in a row. Listed again
+    // before anything was resent, they are no new loss and no gap.
+    let recorder = TestCc::default();
+    let (mut conn, now) = sixteen_sent_four_acknowledged(&recorder);
+    let isn = SeqNo::new(5).unwrap();
+    let mut words = [0u8; 16];
+    let mut len = 0;
+    for (a, b) in [(6, 8), (10, 13)] {
+        let range = LossRange {
+            start: isn.wrapping_add(a),
+            end: isn.wrapping_add(b),
+        };
+        len = LossList::write_range(range, &mut words, len).unwrap();
+    }
+    let list = LossList::parse(&words[..len]).unwrap();
+    feed(&mut conn, now, Control::Nak(list));
+    feed(&mut conn, now, Control::Nak(list));
+    assert_eq!(*recorder.losses.lock().unwrap(), [7, 0]);
+    assert_eq!(*recorder.gaps.lock().unwrap(), [4, 0]);
 }
 
 #[test]
