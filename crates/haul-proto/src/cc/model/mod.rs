@@ -978,23 +978,22 @@ impl ModelRate {
     /// (docs/journal/congestion.md, "One late sample is not a queue"). A queue of other flows
     /// shows in every sample.
     fn follow_capacity(&mut self, ack: &AckSample) {
-        if self.phase != Phase::Startup || self.jump.is_none() {
-            return;
-        }
-        let Some(queued) = ack.rtt_sample.map(|s| self.shows_queue(s)) else {
-            self.set_jump_floor(ack);
+        let Some(mut jump) = self.jump.filter(|_| self.phase == Phase::Startup) else {
             return;
         };
-        let Some(jump) = &mut self.jump else {
-            return;
-        };
-        let queued_before = std::mem::replace(&mut jump.queue_seen, queued);
-        if queued && queued_before {
+        let queued = ack.rtt_sample.map(|s| self.shows_queue(s));
+        if queued == Some(true) && jump.queue_seen {
             tracing::debug!(sample = ?ack.rtt_sample, capacity = ?ack.link_capacity, "start-up's jump ends at a queue");
             self.jump = None;
-        } else if !queued {
-            self.set_jump_floor(ack);
+            return;
         }
+        if let Some(queued) = queued {
+            jump.queue_seen = queued;
+        }
+        if let Some(capacity) = resolved_capacity(ack).filter(|_| queued != Some(true)) {
+            jump.floor = JUMP * capacity;
+        }
+        self.jump = Some(jump);
     }
 
     /// A first start-up whose packets were lost [`FULL_BUFFER_GAP`] or more in a row met a full
@@ -1018,14 +1017,6 @@ impl ModelRate {
                 "start-up's jump ends at a full buffer"
             );
             self.jump = None;
-        }
-    }
-
-    /// Sets the jump's floor from a resolved capacity report (see
-    /// [`ModelRate::follow_capacity`]).
-    fn set_jump_floor(&mut self, ack: &AckSample) {
-        if let (Some(jump), Some(capacity)) = (&mut self.jump, resolved_capacity(ack)) {
-            jump.floor = JUMP * capacity;
         }
     }
 

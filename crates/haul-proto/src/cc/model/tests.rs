@@ -22,6 +22,11 @@ fn path() -> PathEstimate {
     }
 }
 
+/// The rate the controller paces at, in packets per second.
+fn pps(cc: &ModelRate) -> f64 {
+    1.0 / cc.pacing_period().as_secs_f64()
+}
+
 /// A loss report of `lost` packets, none next to another, without an RTT sample.
 fn loss(lost: u64) -> LossSample {
     LossSample {
@@ -931,7 +936,6 @@ fn startup_approaches_the_link_once_the_receiver_has_had_its_first_trains() {
 
 #[test]
 fn a_first_start_up_jumps_to_half_the_link_capacity_and_stops_at_it() {
-    let pps = |cc: &ModelRate| 1.0 / cc.pacing_period().as_secs_f64();
     // A first flight delivered at 1 000 packets per second on a 50 ms path whose pairs
     // read 100 000: half of that at once, and a window to carry it.
     let mut t = Instant::now();
@@ -973,7 +977,6 @@ fn a_first_start_up_jumps_to_half_the_link_capacity_and_stops_at_it() {
 
 #[test]
 fn a_gap_of_half_a_train_ends_the_jump() {
-    let pps = |cc: &ModelRate| 1.0 / cc.pacing_period().as_secs_f64();
     // A newcomer at 50 ms that took another flow's standing queue for its base RTT: its
     // samples show no queue, its receiver measures the link, and it jumps to half of it.
     // Sixteen packets lost here and there are random loss: the jump stands.
@@ -995,7 +998,6 @@ fn a_gap_of_half_a_train_ends_the_jump() {
 
 #[test]
 fn one_late_rtt_sample_does_not_end_the_jump() {
-    let pps = |cc: &ModelRate| 1.0 / cc.pacing_period().as_secs_f64();
     let late = |cc: &mut ModelRate, t: &mut Instant, rtt_ms: u64| {
         *t += Duration::from_millis(10);
         let sent = cc.largest_sent + 10;
@@ -1029,7 +1031,6 @@ fn one_late_rtt_sample_does_not_end_the_jump() {
 
 #[test]
 fn a_start_up_never_paces_above_the_link_capacity() {
-    let pps = |cc: &ModelRate| 1.0 / cc.pacing_period().as_secs_f64();
     // At 50 ms, a start-up whose first samples showed a queue (no jump) delivers 40 000
     // packets per second before the receiver reports a capacity: doubling on would pace
     // 2.885 x 40 000.
@@ -2557,7 +2558,6 @@ fn start_up_ends_beside_siblings_at_an_equal_share() {
 
 #[test]
 fn start_up_leaves_an_approach_begun_on_a_capacity_read_far_too_low() {
-    let pps = |cc: &ModelRate| 1.0 / cc.pacing_period().as_secs_f64();
     // At 300 ms the first rounds deliver 1 154 packets per second, and a receiver whose trains
     // arrived in one group blends the reference's starting value into its first pairs: 1 043.
     // Two 300 ms rounds delivering `rate` with the receiver reading `capacity`: the approach
