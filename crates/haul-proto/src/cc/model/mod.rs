@@ -14,7 +14,8 @@
 //! 0.75, 1 × 6 to probe for more; a flow that shares the link probes by at least a tenth of what
 //! the other flows hold of the link capacity instead of a quarter of its own rate (additive
 //! increase: small flows gain on large ones), and drains a standing queue the deeper the larger
-//! its share of the link.
+//! its share of the link. A fair flow that cruises under a sixteenth of the link with no queue
+//! in sight starts up again, once (a newcomer whose start-up a full buffer cut short).
 //!
 //! Loss is read through the model, one round at a time. A round whose smallest RTT sample sits
 //! near the base RTT (within 10 % + 2 ms; within 3 % + 0.5 ms for a fair flow that shares the
@@ -157,9 +158,13 @@ pub struct ModelRate {
     /// Start-up rounds that beat the rate before them, the first round's (from nothing)
     /// included (see [`ModelRate::overflowed`]).
     startup_growths: u32,
-    /// This start-up was entered again from cruise (see [`PROBE_HEADROOM`]): it also ends at
-    /// the first standing queue, since the path held traffic a moment ago.
+    /// This start-up was entered again from cruise after a collapse or a stall (see
+    /// [`PROBE_HEADROOM`]): it also ends at the first standing queue, since the path held
+    /// traffic a moment ago.
     restarted: bool,
+    /// The flow has started up again for cruising under [`SMALL_START`] of the link: it
+    /// does so once.
+    started_small_again: bool,
     /// Start-up delivers nearly the link capacity and grows at [`APPROACH_GAIN`].
     approaching: bool,
     /// The latest capacity the receiver reported, measured with start-up's trains (see
@@ -322,6 +327,7 @@ impl ModelRate {
             startup_growths: 0,
             flat_rounds: 0,
             restarted: false,
+            started_small_again: false,
             approaching: false,
             trains_capacity: None,
             jump: (policy == Policy::Fair).then_some(Jump::UNMEASURED),

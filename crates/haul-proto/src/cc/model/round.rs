@@ -391,12 +391,9 @@ impl ModelRate {
             }
             Phase::Cruise => {
                 if self.starts_again(now, end) {
-                    self.headroom_probes = 0;
-                    self.phase = Phase::Startup;
-                    self.restarted = true;
-                    self.full_bw = bw;
-                    self.flat_rounds = 0;
-                    self.cycle = FIRST_HOLD;
+                    self.start_up_again(bw, true);
+                } else if self.starts_again_small(end) {
+                    self.start_up_again(bw, false);
                 } else {
                     self.cruise_on(now, end, ended_cycle);
                 }
@@ -472,6 +469,40 @@ impl ModelRate {
             self.stall = Stall::None;
         }
         restart
+    }
+
+    /// Enters start-up from cruise at the estimate `bw`: `restarted` as the path held traffic a
+    /// moment ago (see [`ModelRate::queue_ends_startup`]), or as a first start-up whose exits
+    /// all apply again (see [`SMALL_START`]).
+    fn start_up_again(&mut self, bw: f64, restarted: bool) {
+        self.headroom_probes = 0;
+        self.phase = Phase::Startup;
+        self.restarted = restarted;
+        if !restarted {
+            self.startup_growths = 0;
+        }
+        self.full_bw = bw;
+        self.flat_rounds = 0;
+        self.cycle = FIRST_HOLD;
+    }
+
+    /// Whether a fair flow cruises under [`SMALL_START`] of the link capacity (the receiver's
+    /// pairs, or start-up's trains) with no queue for two rounds, and has not started up
+    /// again for that before: then it does, once, as a first start-up.
+    fn starts_again_small(&mut self, end: &RoundEnd) -> bool {
+        let small = self.policy == Policy::Fair
+            && !self.started_small_again
+            && end.quiet
+            && !self.checking_base
+            && self
+                .capacity
+                .or(self.trains_capacity)
+                .is_some_and(|c| end.bw < SMALL_START * c);
+        if small {
+            tracing::debug!(bw = end.bw, capacity = ?self.capacity, "start-up again: small");
+            self.started_small_again = true;
+        }
+        small
     }
 
     /// Follows a stall of the path through the round that ended, whose estimate is `bw` and

@@ -461,6 +461,33 @@ fn a_flow_that_filled_the_link_alone_starts_up_again_once_a_stall_is_over() {
 }
 
 #[test]
+fn a_flow_cruising_under_a_sixteenth_of_the_link_starts_up_again_once() {
+    // A flow cruising at 10 000 packets per second on a link of `multiple` times that, no
+    // queue in sight: the phases it goes through over `rounds` more rounds, and whether any
+    // start-up among them was entered as a first one (its shortfall rule applies).
+    let run = |multiple: f64, rounds: u32| {
+        let (mut cc, mut t) = cruising();
+        cc.capacity = Some(multiple * cc.bandwidth());
+        let mut startups = 0;
+        let mut as_first = true;
+        for _ in 0..rounds {
+            let before = cc.phase;
+            feed(&mut cc, &mut t, 1, 10_000, 50, 0);
+            if cc.phase == Phase::Startup && before != Phase::Startup {
+                startups += 1;
+                as_first &= !cc.restarted;
+            }
+        }
+        (startups, as_first)
+    };
+    // A newcomer that cruises at a twentieth of the link after a start-up cut short by a full
+    // buffer starts up again once, and not again when that start-up ends where it was.
+    assert_eq!(run(20.0, 60), (1, true));
+    // At a tenth of the link (ten flows), it cruises on.
+    assert_eq!(run(10.0, 60), (0, true));
+}
+
+#[test]
 fn a_flow_over_half_the_link_whose_partner_left_climbs_to_the_link() {
     let (mut cc, mut t) = cruising_in_a_closed_loop();
     // The receiver measures a link of 14 000, of which the flow holds 0.71, and it has shared
