@@ -406,11 +406,16 @@ pub(super) const HEADROOM_PROBES: u32 = 2;
 /// few hundred packets per second: it cruised at 1–4 % of the link, and a small flow's probe
 /// at most doubles its rate once a cycle of eight rounds, 2.5 s at 300 ms. Four flows from
 /// different hosts started 0.75–1.25 s apart at 300 ms (simulator), seeds 17–112 / 113–304:
-/// Jain under 0.98 in 9 / 19 seeds → 3 / 9, the least index 0.900 / 0.794 → 0.943 / 0.946,
+/// Jain under 0.98 in 9 / 19 seeds → 4 / 9, the least index 0.900 / 0.794 → 0.943 / 0.946,
 /// RTT +20 % or more in 2 / 10 seeds as before; resent 0.026 → 0.028 / 0.026. Entered as a
 /// start-up from cruise, which only a standing queue ends, it overshot to half again its share
-/// and kept RTT +20 % in 3 / 13 seeds. A sixteenth is below the share of any few flows
-/// (docs/journal/congestion.md, "A small newcomer starts up again").
+/// and kept RTT +20 % in 3 / 13 seeds. In the lab (four clients a second apart at 300 ms) such
+/// a third flow ended its run at 2.9–3.8 Mbit/s in 2 of 22 runs of 3a2b335 and 2 of 15 of the
+/// rule alone: it never learned the capacity, and the rule could not fire. With trains while
+/// cruising without it (see `ModelRate::probe_train`) and the restart's shortfall judged once
+/// it doubled, 4 of 10 runs met it and all four started up again to 22–24 Mbit/s. A sixteenth
+/// is below the share of any few flows (docs/journal/congestion.md, "A small newcomer starts
+/// up again").
 pub(super) const SMALL_START: f64 = 1.0 / 16.0;
 /// A fair cruising flow that has filled the link alone (its peak, see [`PEAK_LIFETIME`], held
 /// [`ALONE`] of the capacity) and then delivers under [`LINK_BACK`] of its estimate for this many

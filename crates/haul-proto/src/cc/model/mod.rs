@@ -165,6 +165,9 @@ pub struct ModelRate {
     /// The flow has started up again for cruising under [`SMALL_START`] of the link: it
     /// does so once.
     started_small_again: bool,
+    /// The estimate the start-up for cruising small began from (see [`SMALL_START`]), 0 for
+    /// none: its shortfall rule waits for a round that sent twice that.
+    small_start_from: f64,
     /// Start-up delivers nearly the link capacity and grows at [`APPROACH_GAIN`].
     approaching: bool,
     /// The latest capacity the receiver reported, measured with start-up's trains (see
@@ -328,6 +331,7 @@ impl ModelRate {
             flat_rounds: 0,
             restarted: false,
             started_small_again: false,
+            small_start_from: 0.0,
             approaching: false,
             trains_capacity: None,
             jump: (policy == Policy::Fair).then_some(Jump::UNMEASURED),
@@ -2001,7 +2005,13 @@ impl CongestionControl for ModelRate {
     }
 
     fn probe_train(&self) -> u64 {
-        if self.phase == Phase::Startup && self.jump.is_some() {
+        // A fair flow cruises in trains until it knows the link: behind coalescing (the lab's
+        // 200 µs ticks, GRO) pairs do not resolve, and a flow whose start-up's trains met a
+        // full buffer never learned the capacity (see `SMALL_START`).
+        let unmeasured = self.policy == Policy::Fair
+            && self.phase == Phase::Cruise
+            && self.capacity.or(self.trains_capacity).is_none();
+        if (self.phase == Phase::Startup && self.jump.is_some()) || unmeasured {
             START_TRAIN
         } else {
             2

@@ -488,6 +488,36 @@ fn a_flow_cruising_under_a_sixteenth_of_the_link_starts_up_again_once() {
 }
 
 #[test]
+fn a_start_up_for_cruising_small_is_not_ended_by_its_first_rounds_reports() {
+    // The flow of the test above starts up again at a twentieth of the link...
+    let (mut cc, mut t) = cruising();
+    cc.capacity = Some(20.0 * cc.bandwidth());
+    for _ in 0..20 {
+        if cc.phase == Phase::Startup {
+            break;
+        }
+        feed(&mut cc, &mut t, 1, 10_000, 50, 0);
+    }
+    assert_eq!((cc.phase, cc.restarted), (Phase::Startup, false));
+    // ...and its first round reads a tenth less than it sent cruising: not a shortfall yet.
+    feed(&mut cc, &mut t, 1, 9_000, 50, 0);
+    assert_eq!(cc.phase, Phase::Startup);
+}
+
+#[test]
+fn a_fair_flow_cruises_in_trains_until_it_knows_the_link() {
+    // Pairs that arrive in one coalesced batch measure nothing: a flow whose start-up's
+    // trains were lost sends trains cruising until the receiver has measured the link.
+    let (mut cc, _) = cruising();
+    assert_eq!(cc.probe_train(), START_TRAIN);
+    cc.trains_capacity = Some(20_000.0);
+    assert_eq!(cc.probe_train(), 2);
+    let mut scavenger = ModelRate::new(&init(Instant::now()), Policy::Scavenger, None, None);
+    scavenger.phase = Phase::Cruise;
+    assert_eq!(scavenger.probe_train(), 2);
+}
+
+#[test]
 fn a_flow_over_half_the_link_whose_partner_left_climbs_to_the_link() {
     let (mut cc, mut t) = cruising_in_a_closed_loop();
     // The receiver measures a link of 14 000, of which the flow holds 0.71, and it has shared
