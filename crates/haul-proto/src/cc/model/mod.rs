@@ -162,12 +162,10 @@ pub struct ModelRate {
     /// [`PROBE_HEADROOM`]): it also ends at the first standing queue, since the path held
     /// traffic a moment ago.
     restarted: bool,
-    /// The flow has started up again for cruising under [`SMALL_START`] of the link: it
-    /// does so once.
-    started_small_again: bool,
-    /// The estimate the start-up for cruising small began from (see [`SMALL_START`]), 0 for
-    /// none: its shortfall rule waits for a round that sent twice that.
-    small_start_from: f64,
+    /// The estimate the flow started up again from for cruising under [`SMALL_START`] of the
+    /// link, once it has (it does so once): that start-up's shortfall rule waits for a round
+    /// that sent twice it.
+    small_start_from: Option<f64>,
     /// Start-up delivers nearly the link capacity and grows at [`APPROACH_GAIN`].
     approaching: bool,
     /// The latest capacity the receiver reported, measured with start-up's trains (see
@@ -330,8 +328,7 @@ impl ModelRate {
             startup_growths: 0,
             flat_rounds: 0,
             restarted: false,
-            started_small_again: false,
-            small_start_from: 0.0,
+            small_start_from: None,
             approaching: false,
             trains_capacity: None,
             jump: (policy == Policy::Fair).then_some(Jump::UNMEASURED),

@@ -431,7 +431,7 @@ impl ModelRate {
             && self.receiver_warm
             && !end.app_limited
             && sent_before >= SHORTFALL_PACKETS
-            && before >= 2.0 * self.small_start_from
+            && before >= 2.0 * self.small_start_from.unwrap_or(0.0)
             && delivered / (1.0 - random) * span + train < STARTUP_SHORTFALL * sent_before
     }
 
@@ -494,18 +494,15 @@ impl ModelRate {
     /// pairs, or start-up's trains) with no queue for two rounds, and has not started up
     /// again for that before: then it does, once, as a first start-up.
     fn starts_again_small(&mut self, end: &RoundEnd) -> bool {
+        let capacity = self.capacity.or(self.trains_capacity);
         let small = self.policy == Policy::Fair
-            && !self.started_small_again
+            && self.small_start_from.is_none()
             && end.quiet
             && !self.checking_base
-            && self
-                .capacity
-                .or(self.trains_capacity)
-                .is_some_and(|c| end.bw < SMALL_START * c);
+            && capacity.is_some_and(|c| end.bw < SMALL_START * c);
         if small {
-            tracing::debug!(bw = end.bw, capacity = ?self.capacity, "start-up again: small");
-            self.started_small_again = true;
-            self.small_start_from = end.bw;
+            tracing::debug!(bw = end.bw, ?capacity, "start-up again: small");
+            self.small_start_from = Some(end.bw);
         }
         small
     }

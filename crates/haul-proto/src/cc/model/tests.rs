@@ -79,10 +79,17 @@ fn cruising_at(rtt_ms: u64) -> (ModelRate, Instant) {
 /// A flow cruising as in [`cruising`] on a link whose packet-pair capacity is `multiple` ×
 /// its estimate, and that estimate.
 fn cruising_beside_capacity(multiple: f64) -> (ModelRate, f64) {
-    let (mut cc, _) = cruising();
+    let (cc, _) = cruising_on_a_link_of(multiple);
     let bw = cc.bandwidth();
-    cc.capacity = Some(multiple * bw);
     (cc, bw)
+}
+
+/// A flow cruising as in [`cruising`] on a link whose capacity it believes is `multiple` ×
+/// its estimate, and the time it has reached.
+fn cruising_on_a_link_of(multiple: f64) -> (ModelRate, Instant) {
+    let (mut cc, t) = cruising();
+    cc.capacity = Some(multiple * cc.bandwidth());
+    (cc, t)
 }
 
 /// A flow cruising as in [`cruising_beside_capacity`] at `share` of the link, that has shared it
@@ -466,8 +473,7 @@ fn a_flow_cruising_under_a_sixteenth_of_the_link_starts_up_again_once() {
     // queue in sight: the phases it goes through over `rounds` more rounds, and whether any
     // start-up among them was entered as a first one (its shortfall rule applies).
     let run = |multiple: f64, rounds: u32| {
-        let (mut cc, mut t) = cruising();
-        cc.capacity = Some(multiple * cc.bandwidth());
+        let (mut cc, mut t) = cruising_on_a_link_of(multiple);
         let mut startups = 0;
         let mut as_first = true;
         for _ in 0..rounds {
@@ -490,8 +496,7 @@ fn a_flow_cruising_under_a_sixteenth_of_the_link_starts_up_again_once() {
 #[test]
 fn a_start_up_for_cruising_small_is_not_ended_by_its_first_rounds_reports() {
     // The flow of the test above starts up again at a twentieth of the link...
-    let (mut cc, mut t) = cruising();
-    cc.capacity = Some(20.0 * cc.bandwidth());
+    let (mut cc, mut t) = cruising_on_a_link_of(20.0);
     for _ in 0..20 {
         if cc.phase == Phase::Startup {
             break;
