@@ -168,8 +168,9 @@ pub struct ModelRate {
     small_start_from: Option<f64>,
     /// Start-up delivers nearly the link capacity and grows at [`APPROACH_GAIN`].
     approaching: bool,
-    /// The latest capacity the receiver reported, measured with start-up's trains (see
-    /// [`ModelRate::trains_measured`]).
+    /// The latest capacity the receiver reported, measured with trains: start-up's, or those
+    /// a fair flow sends while it cruises without a capacity (see
+    /// [`ModelRate::trains_measured`] and `probe_train`).
     trains_capacity: Option<f64>,
     /// The first start-up's floor from the link capacity (see [`JUMP`]); `None` for a
     /// scavenger, and once a queue was seen or start-up ended: it never comes back.

@@ -490,9 +490,9 @@ impl ModelRate {
         self.cycle = FIRST_HOLD;
     }
 
-    /// Whether a fair flow cruises under [`SMALL_START`] of the link capacity (the receiver's
-    /// pairs, or start-up's trains) with no queue for two rounds, and has not started up
-    /// again for that before: then it does, once, as a first start-up.
+    /// Whether a fair flow cruises under [`SMALL_START`] of the link capacity (believed, or
+    /// measured with trains) with no queue for two rounds, and has not started up again for
+    /// that before: then it does, once, as a first start-up.
     fn starts_again_small(&mut self, end: &RoundEnd) -> bool {
         let capacity = self.capacity.or(self.trains_capacity);
         let small = self.policy == Policy::Fair
